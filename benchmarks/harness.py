@@ -8,14 +8,20 @@ from collections.abc import Callable
 
 
 def interleaved_medians(contenders: dict[str, Callable[[], object]], rounds: int = 15,
-                        number: int = 20, clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+                        number: int = 20, clock: Callable[[], float] = time.perf_counter,
+                        pause: float = 0.0) -> dict[str, float]:
     """Median seconds per call of each contender, measured in alternating rounds (`clock`: wall time, or
-    `time.process_time` for this process's CPU time, which other processes on a busy machine disturb less)."""
+    `time.process_time` for this process's CPU time, which other processes on a busy machine disturb less).
+
+    `pause` seconds pass before each contender's turn: thread pools that spin while idle (OpenMP's,
+    OpenBLAS's, TF's) then stop before the next contender starts, so none runs beside another's spin.
+    """
     for fn in contenders.values():
         fn()
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, fn in contenders.items():
+            time.sleep(pause)
             start = clock()
             for _ in range(number):
                 fn()

@@ -14,26 +14,24 @@ A 2-D convolution has three directions: forward (Conv2D), the gradient with resp
 The first time a direction meets a (shapes, strides, dilations, paddings, dtype) key, every
 algorithm that claims it runs and is timed; the fastest is kept for that key, process-wide.
 
-Where NumPy's BLAS is single-threaded, the kernels split their batch across the cores themselves
-(each chunk through every stage in one thread, near the caches); otherwise they leave the cores to
-BLAS. Large temporaries and outputs are reused from step to step (`Scratch`).
+The kernels are registered `parallel`: during a session's run they split their batch across the
+run's threads (kernels/intra_op.py), each chunk through every stage in one thread, near the caches,
+while BLAS runs in one thread. Large temporaries and outputs are reused from step to step (`Scratch`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import os
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-import threadpoolctl
 
 from tfnb.errors import InvalidArgumentError
+from tfnb.kernels.intra_op import parallel_parts, run_width
 from tfnb.kernels.registry import kernel
 
 # -- geometry -------------------------------------------------------------------------------------
@@ -147,49 +145,6 @@ class Scratch:
         return array
 
 
-# Below this many element operations, splitting a kernel across threads costs more than it saves.
-_PARALLEL_WORK = 1 << 19
-
-
-@functools.lru_cache(maxsize=None)
-def _helper_threads(pid: int) -> tuple[ThreadPoolExecutor | None, int]:
-    """Threads that run parts of one kernel beside the calling thread (NumPy and BLAS release the GIL).
-
-    Keyed by process id: a forked child gets threads of its own.
-    """
-    count = (os.cpu_count() or 1) - 1
-    return (ThreadPoolExecutor(count, thread_name_prefix="tfnb-kernel") if count > 0 else None), count
-
-
-def _in_parallel(fn, n: int, work: float) -> list:
-    """[fn(part) for consecutive slices covering range(n)], one slice per CPU; parts must write disjoint data.
-
-    The sessions run one kernel at a time, so this is how the elementwise passes and the many small
-    matrix products of a kernel use every core. It does so only where BLAS is single-threaded: idle
-    BLAS threads spin for a long while after each call, taking the cores these threads would use.
-    Small work runs in the calling thread alone.
-    """
-    helpers, count = _helper_threads(os.getpid())
-    if helpers is None or n < 2 or work < _PARALLEL_WORK or not _blas_is_serial():
-        return [fn(slice(0, n))]
-    bounds = [n * i // (count + 1) for i in range(count + 2)]
-    parts = [slice(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
-    futures = [helpers.submit(fn, part) for part in parts[1:]]
-    return [fn(parts[0])] + [future.result() for future in futures]
-
-
-@functools.lru_cache(maxsize=None)
-def _blas_libraries() -> list:
-    """The BLAS libraries loaded in this process (NumPy's), as threadpoolctl sees them."""
-    return threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
-
-
-def _blas_is_serial() -> bool:
-    """Whether BLAS runs in one thread (OPENBLAS_NUM_THREADS=1, or threadpoolctl's threadpool_limits(1))."""
-    libraries = _blas_libraries()
-    return bool(libraries) and all(library.num_threads == 1 for library in libraries)
-
-
 def _placed(h: Axis, rows: int) -> tuple[int, int]:
     """(first, end) of canvas rows [0, rows) that input rows land on, as positions pad + h."""
     first = min(h.pad, rows)
@@ -244,7 +199,7 @@ def _im2col_products(scratch: Scratch, x, geo: Geometry, product) -> list:
             results.append(product(images, columns))
         return results
 
-    return [r for results in _in_parallel(run, len(chunks), x.shape[0] * per_image * taps) for r in results]
+    return [r for results in parallel_parts(run, len(chunks), x.shape[0] * per_image * taps) for r in results]
 
 
 # -- gemm -----------------------------------------------------------------------------------------
@@ -473,7 +428,8 @@ def _batch_chunks(batch: int, per_image: int) -> list[slice]:
     that every stage of a chunk stays near the CPU caches; where BLAS has threads of its own, chunks
     are 8 times larger, so that its matrix products are large enough for them.
     """
-    threads, limit = (_helper_threads(os.getpid())[1] + 1, 2 << 20) if _blas_is_serial() else (1, 16 << 20)
+    threads = run_width()
+    limit = 2 << 20 if threads > 1 else 16 << 20
     count = min(batch, -(-math.ceil(batch * per_image / limit) // threads) * threads)
     bounds = [batch * i // count for i in range(count + 1)]
     return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
@@ -482,7 +438,7 @@ def _batch_chunks(batch: int, per_image: int) -> list[slice]:
 def _per_chunk(fn, batch: int, per_image: int) -> list:
     """fn(list of batch chunks) per thread, each thread given consecutive chunks; the results in order."""
     chunks = _batch_chunks(batch, per_image)
-    return _in_parallel(lambda part: fn(chunks[part]), len(chunks), batch * per_image)
+    return parallel_parts(lambda part: fn(chunks[part]), len(chunks), batch * per_image)
 
 
 def _spectrum_bytes(geo: Geometry, channels: int, itemsize: int) -> int:
@@ -646,7 +602,7 @@ def _convolve(scratch: Scratch, out_dtype, direction: str, a, b, geo: Geometry, 
     return run_convolution(scratch, direction, a, b, geo).astype(out_dtype, copy=False)
 
 
-@kernel("Conv2D")
+@kernel("Conv2D", parallel=True)
 def conv2d(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
@@ -660,7 +616,7 @@ def conv2d(node):
     return run
 
 
-@kernel("Conv2DBackpropInput")
+@kernel("Conv2DBackpropInput", parallel=True)
 def conv2d_backprop_input(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
@@ -677,7 +633,7 @@ def conv2d_backprop_input(node):
     return run
 
 
-@kernel("Conv2DBackpropFilter")
+@kernel("Conv2DBackpropFilter", parallel=True)
 def conv2d_backprop_filter(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
@@ -820,7 +776,7 @@ def _window_counts(xp, geo: Geometry, dtype):
     return xp.asarray(np.outer(per_axis(geo.h), per_axis(geo.w))[:, :, None], dtype=dtype)
 
 
-@kernel("MaxPool")
+@kernel("MaxPool", parallel=True)
 def max_pool(node):
     xp, attrs, fill, scratch = node.xp, node.attrs, _lowest(node.output_dtypes[0]), Scratch(node.xp)
 
@@ -830,14 +786,14 @@ def max_pool(node):
             return xp.zeros(_pooled_shape(x.shape, geo), dtype=x.dtype)
         if _tiling(geo):
             out = scratch.output("out", _pooled_shape(x.shape, geo), x.dtype)
-            _in_parallel(lambda part: _tiled_reduce(scratch, xp.maximum, x[part], geo, out[part]), x.shape[0], x.size)
+            parallel_parts(lambda part: _tiled_reduce(scratch, xp.maximum, x[part], geo, out[part]), x.shape[0], x.size)
             return out
         return _pool_windows(scratch, x, geo, fill).max(axis=(4, 5))
 
     return run
 
 
-@kernel("AvgPool")
+@kernel("AvgPool", parallel=True)
 def avg_pool(node):
     xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
     compute = _compute_dtype(out_dtype)
@@ -849,7 +805,7 @@ def avg_pool(node):
         if _tiling(geo):
             sums = xp.empty(_pooled_shape(x.shape, geo), dtype=compute)
             x = x.astype(compute, copy=False)
-            _in_parallel(lambda part: _tiled_reduce(scratch, xp.add, x[part], geo, sums[part]), x.shape[0], x.size)
+            parallel_parts(lambda part: _tiled_reduce(scratch, xp.add, x[part], geo, sums[part]), x.shape[0], x.size)
             return xp.multiply(sums, compute.type(1 / (geo.h.taps * geo.w.taps))).astype(out_dtype, copy=False)
         sums = _pool_windows(scratch, x, geo, 0).sum(axis=(4, 5), dtype=compute)
         return (sums / _window_counts(xp, geo, compute)).astype(out_dtype, copy=False)
@@ -894,7 +850,7 @@ def _tiled_max_pool_grad_grad(scratch: Scratch, x, ddx, geo: Geometry, ddy) -> N
     _fold_into(xp, xp.add, picked, ddy)
 
 
-@kernel("MaxPoolGrad")
+@kernel("MaxPoolGrad", parallel=True)
 def max_pool_grad(node):
     xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
     fill = _lowest(out_dtype)
@@ -907,7 +863,7 @@ def max_pool_grad(node):
             return xp.zeros(x.shape, dtype=out_dtype)
         if _tiling(geo):
             dx = scratch.output("out", x.shape, out_dtype)
-            _in_parallel(lambda part: _tiled_max_pool_grad(scratch, x[part], dy[part], geo, dx[part]), x.shape[0],
+            parallel_parts(lambda part: _tiled_max_pool_grad(scratch, x[part], dy[part], geo, dx[part]), x.shape[0],
                          x.size)
             return dx
         flat = _first_max_flat(scratch, x, geo, fill).reshape(-1)
@@ -917,7 +873,7 @@ def max_pool_grad(node):
     return run
 
 
-@kernel("MaxPoolGradGrad")
+@kernel("MaxPoolGradGrad", parallel=True)
 def max_pool_grad_grad(node):
     xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
     fill = _lowest(out_dtype)
@@ -930,7 +886,7 @@ def max_pool_grad_grad(node):
         if ddy.size == 0:
             return ddy
         if _tiling(geo):
-            _in_parallel(lambda part: _tiled_max_pool_grad_grad(scratch, x[part], ddx[part], geo, ddy[part]),
+            parallel_parts(lambda part: _tiled_max_pool_grad_grad(scratch, x[part], ddx[part], geo, ddy[part]),
                          x.shape[0], x.size)
             return ddy
         return ddx.reshape(-1)[_first_max_flat(scratch, x, geo, fill)]
@@ -938,7 +894,7 @@ def max_pool_grad_grad(node):
     return run
 
 
-@kernel("AvgPoolGrad")
+@kernel("AvgPoolGrad", parallel=True)
 def avg_pool_grad(node):
     xp, attrs, out_dtype = node.xp, node.attrs, node.output_dtypes[0]
     compute = _compute_dtype(out_dtype)

@@ -50,19 +50,24 @@ class KernelDef:
     device_type: str
     factory: Callable[[KernelNode], Callable]
     needs_step: bool = False
+    parallel: bool = False
 
 
 _KERNELS: dict[tuple[str, str], KernelDef] = {}
 
 
-def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False):
-    """Decorator registering a kernel factory for an op type on a device type ('*' = every device)."""
+def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False, parallel: bool = False):
+    """Decorator registering a kernel factory for an op type on a device type ('*' = every device).
+
+    `parallel`: the kernel splits its own work across the run's threads (kernels/intra_op.py), so a
+    plan containing it runs with BLAS in one thread.
+    """
 
     def register(factory: Callable[[KernelNode], Callable]) -> Callable[[KernelNode], Callable]:
         key = (op_type, device_type)
         if key in _KERNELS:
             raise KeyError(f"A kernel for {op_type} on {device_type} is already registered")
-        _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step)
+        _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel)
         return factory
 
     return register

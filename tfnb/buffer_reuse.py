@@ -17,7 +17,9 @@ from tfnb.tensor import Tensor
 
 FRESH_OUTPUT_TYPES = frozenset({
     "Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "SquaredDifference", "Neg", "Exp", "Log", "Tanh",
-    "Sigmoid", "Square", "Sqrt", "Relu", "ReluGrad", "BiasAdd", "MatMul", "BatchMatMulV2", "AddN",
+    "Sigmoid", "Square", "Sqrt", "Relu", "ReluGrad", "BiasAdd", "BiasAddGrad", "MatMul", "BatchMatMulV2", "AddN",
+    # Convolution and pooling gradients: arrays of the kernel's Scratch that only the plan still refers to.
+    "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPoolGrad", "AvgPoolGrad",
 })
 
 

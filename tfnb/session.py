@@ -15,7 +15,7 @@ from tfnb.default_stack import DefaultStack
 from tfnb.errors import InvalidArgumentError, OpError, ResourceExhaustedError
 from tfnb.fetches import flatten, freeze
 from tfnb.graph import Graph, get_default_graph
-from tfnb.kernels import KernelNode, StepContext, find_kernel
+from tfnb.kernels import KernelNode, StepContext, find_kernel, intra_op
 from tfnb.operation import Operation
 from tfnb.placement import LocalDevice, local_devices, place
 from tfnb.frame_executor import FrameExecutor
@@ -51,7 +51,7 @@ class ConfigProto:
     allow_soft_placement: bool = False
     log_device_placement: bool = False
     inter_op_parallelism_threads: int = 0
-    intra_op_parallelism_threads: int = 0  # > 0: BLAS threads during a run (threadpoolctl)
+    intra_op_parallelism_threads: int = 0  # threads a run's kernels share; 0: one per core (kernels/intra_op.py)
     graph_options: GraphOptions = field(default_factory=GraphOptions)
     compress_transfers: bool = False
 
@@ -59,8 +59,10 @@ class ConfigProto:
 class _Compiled:
     """A cached plan with what a run needs around it: feed checks, the function, the fetch rebuild."""
 
-    def __init__(self, plan: _plan.Plan, code: codegen.Compiled, rebuild: Callable, make_traced: Callable) -> None:
+    def __init__(self, plan: _plan.Plan, code: codegen.Compiled, rebuild: Callable, make_traced: Callable,
+                 threads) -> None:
         self.plan = plan
+        self.threads = threads if threads is not None else contextlib.nullcontext()
         self.code = code
         self.run = code.run
         self.rebuild = rebuild
@@ -151,7 +153,7 @@ class Session:
         code = compiled.traced if traced else compiled.code
         step = StepContext(next(self._step_ids), options.timeout_in_ms if options is not None else 0)
         started = codegen.time.perf_counter()
-        with np.errstate(all="ignore"), self._thread_limit():
+        with np.errstate(all="ignore"), compiled.threads:
             try:
                 values = code.run(feeds, step)
             except Exception as error:
@@ -159,14 +161,6 @@ class Session:
         if traced and run_metadata is not None:
             fill_run_metadata(run_metadata, code.steps, step.trace, started)
         return compiled.finish(values)
-
-    def _thread_limit(self):
-        """BLAS limited to `intra_op_parallelism_threads` during a run when the config sets it (0: library default)."""
-        threads = self._config.intra_op_parallelism_threads
-        if not threads:
-            return contextlib.nullcontext()
-        from threadpoolctl import threadpool_limits
-        return threadpool_limits(limits=threads, user_api="blas")
 
     def make_callable(self, fetches, feed_list=()) -> Callable:
         """A function running `fetches` with positional feeds for `feed_list`, skipping the plan lookup."""
@@ -178,7 +172,7 @@ class Session:
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
             feeds = [check(v) for check, v in zip(compiled.feed_checks, values)]
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), compiled.threads:
                 try:
                     results = compiled.run(feeds, StepContext(next(self._step_ids)))
                 except Exception as error:
@@ -247,10 +241,17 @@ class Session:
         plan.feed_checks = tuple(_feed_check(t) for t in plan.feeds)
         plan.copy_on_fetch = tuple(isinstance(leaf, Tensor) and (leaf in folded or _aliases_state(leaf, fed))
                                    for leaf in fetched)
-        compiled = _Compiled(plan, code, rebuild, make_traced)
+        compiled = _Compiled(plan, code, rebuild, make_traced, self._run_threads(plan))
         if key is not None:
             self._cache[key] = compiled
         return compiled
+
+    def _run_threads(self, plan: _plan.Plan) -> intra_op.RunThreads | None:
+        """Who owns the cores during the plan's runs: its parallel kernels, or BLAS (kernels/intra_op.py)."""
+        device_types = {d.name: d.device_type for d in self._devices}
+        parallel = any(getattr(find_kernel(op.type, device_types[plan.placement[op]]), "parallel", False)
+                       for op in plan.ops)
+        return intra_op.run_threads(self._config.intra_op_parallelism_threads, parallel)
 
     def _evaluate_on_host(self, op: Operation, values: list):
         """Runs op's kernel once on the host device (for constant folding)."""

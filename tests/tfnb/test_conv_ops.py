@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tfnb as tf
-from tfnb.kernels import conv
+from tfnb.kernels import conv, intra_op
 
 
 def run(fetches, feed_dict=None):
@@ -243,15 +243,37 @@ def test_parallel_parts_give_the_serial_result(monkeypatch):
     rng = np.random.default_rng(9)
     x, w = rng.standard_normal((16, 12, 12, 8)).astype(np.float32), rng.standard_normal((5, 5, 8, 8)).astype(np.float32)
     geo = conv.geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (12, 12), (5, 5))
-    monkeypatch.setattr(conv, "_PARALLEL_WORK", float("inf"))
     serial = conv.fft_forward(conv.Scratch(np), x, w, geo)
-    monkeypatch.setattr(conv, "_PARALLEL_WORK", 0)
-    monkeypatch.setattr(conv, "_blas_is_serial", lambda: True)
-    np.testing.assert_array_equal(conv.fft_forward(conv.Scratch(np), x, w, geo), serial)
     dy = rng.standard_normal((16, 12, 12, 8)).astype(np.float32)
     reference = ref_backprop_filter(x, w.shape, dy, (1, 1), (1, 1), "SAME")
-    np.testing.assert_allclose(conv.fft_backprop_filter(conv.Scratch(np), x, dy, geo), reference, rtol=1e-4, atol=1e-3)
-    np.testing.assert_allclose(conv.gemm_backprop_filter(conv.Scratch(np), x, dy, geo), reference, rtol=1e-4, atol=1e-3)
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    threads = []
+    with intra_op.RunThreads(3, 1):
+        monkeypatch.setattr(conv, "_per_chunk", _recording(conv._per_chunk, threads))
+        np.testing.assert_allclose(conv.fft_forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(conv.fft_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
+                                   rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(conv.gemm_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
+                                   rtol=1e-4, atol=1e-3)
+    assert threads and all(len(names) > 1 for names in threads)  # every chunked call ran beside helper threads
+
+
+def _recording(per_chunk, threads: list):
+    """conv._per_chunk that also records which threads ran the parts of each call."""
+    import threading
+
+    def recorded(fn, batch, per_image):
+        names = set()
+
+        def part(selection):
+            names.add(threading.current_thread().name)
+            return fn(selection)
+
+        result = per_chunk(part, batch, per_image)
+        threads.append(names)
+        return result
+
+    return recorded
 
 
 # -- pooling --------------------------------------------------------------------------------------

@@ -1,0 +1,135 @@
+"""The intra-op threads: the cores that the kernels of one run share.
+
+As in TF, the session owns the threads that a kernel splits its work across
+(`ConfigProto.intra_op_parallelism_threads`, 0 for one per core). NumPy's BLAS has threads of its
+own, and after each call they spin for a while, holding the cores that any other thread would
+use: with two owners of the cores, both are slow. So each run has one owner:
+
+- a plan with a kernel registered `parallel=True` (convolution, pooling) runs with BLAS in one
+  thread, and its kernels spread their parts over the session's threads (`parallel_parts`);
+- any other plan leaves the cores to BLAS, limited to intra_op_parallelism_threads when that is set.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import threadpoolctl
+
+# Below this many element operations, splitting a kernel across threads costs more than it saves.
+PARALLEL_WORK = 1 << 19
+
+_run = threading.local()  # .widths: the thread counts of the (nested) runs this thread is executing
+
+
+def default_width() -> int:
+    """One thread per core this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not every platform has affinity masks
+        return os.cpu_count() or 1
+
+
+def run_width() -> int:
+    """How many threads the kernels of the current run may split their work across."""
+    widths = getattr(_run, "widths", None)
+    return widths[-1] if widths else 1
+
+
+def parallel_parts(fn, n: int, work: float) -> list:
+    """[fn(part) for consecutive slices covering range(n)], one slice per thread of the run.
+
+    The calling thread runs the first part. Parts must write disjoint data. Work below
+    `PARALLEL_WORK` element operations, or a run with one thread, runs in the calling thread alone.
+    """
+    width = min(run_width(), n)
+    if width < 2 or work < PARALLEL_WORK:
+        return [fn(slice(0, n))]
+    bounds = [n * i // width for i in range(width + 1)]
+    parts = [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+    futures = [_helpers(os.getpid(), width - 1).submit(fn, part) for part in parts[1:]]
+    return [fn(parts[0])] + [future.result() for future in futures]
+
+
+@functools.lru_cache(maxsize=None)
+def _helpers(pid: int, count: int) -> ThreadPoolExecutor:
+    """Threads that run parts beside the calling thread (NumPy and BLAS release the GIL).
+
+    Keyed by process id, so that a forked child gets threads of its own.
+    """
+    return ThreadPoolExecutor(count, thread_name_prefix="tfnb-intra-op")
+
+
+class _BlasLimits:
+    """BLAS thread limits held by overlapping runs, process-wide: the smallest one held applies."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: collections.Counter = collections.Counter()
+        self._libraries: list | None = None
+        self._defaults: list[int] = []
+
+    def acquire(self, threads: int) -> None:
+        with self._lock:
+            if not self._held:
+                if self._libraries is None:
+                    self._libraries = threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
+                self._defaults = [library.num_threads for library in self._libraries]
+            self._held[threads] += 1
+            self._apply()
+
+    def release(self, threads: int) -> None:
+        with self._lock:
+            self._held[threads] -= 1
+            if not self._held[threads]:
+                del self._held[threads]
+            self._apply()
+
+    def _apply(self) -> None:
+        limit = min(self._held) if self._held else None
+        for library, default in zip(self._libraries, self._defaults):
+            wanted = default if limit is None else min(limit, default)
+            if library.num_threads != wanted:
+                library.set_num_threads(wanted)
+
+
+_blas_limits = _BlasLimits()
+
+
+class RunThreads:
+    """Context of a plan's runs: kernels split work across `width` threads while BLAS keeps `blas_threads`.
+
+    One instance serves every run of a plan, in any thread.
+    """
+
+    __slots__ = ("width", "blas_threads")
+
+    def __init__(self, width: int, blas_threads: int) -> None:
+        self.width = width
+        self.blas_threads = blas_threads
+
+    def __enter__(self) -> RunThreads:
+        _blas_limits.acquire(self.blas_threads)
+        widths = getattr(_run, "widths", None)
+        if widths is None:
+            widths = _run.widths = []
+        widths.append(self.width)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _run.widths.pop()
+        _blas_limits.release(self.blas_threads)
+
+
+def run_threads(configured: int, parallel_kernels: bool) -> RunThreads | None:
+    """The threads of a plan's runs (None: leave BLAS as it is) for a session's intra_op_parallelism_threads."""
+    width = configured or default_width()
+    if parallel_kernels and width > 1:
+        return RunThreads(width, 1)
+    if configured:
+        return RunThreads(1, configured)
+    return None

@@ -1,0 +1,144 @@
+"""The intra-op threads: which plans own the cores, BLAS limits of overlapping runs, split kernels."""
+
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+import tfnb as tf
+from tfnb.kernels import intra_op
+from tfnb.kernels.registry import _KERNELS, kernel
+from tfnb.op_registry import _OPS, register_op
+from tfnb.ops.inference import same_as_input
+
+
+def blas_threads() -> list[int]:
+    return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+
+@pytest.fixture
+def probes():
+    """Two identity ops recording (BLAS threads, run width) when they run: one parallel kernel, one not."""
+    seen = {}
+    for op_type, parallel in (("SplitProbe", True), ("PlainProbe", False)):
+        register_op(op_type, same_as_input(0))
+
+        def factory(node, op_type=op_type):
+            def run(x):
+                seen[op_type] = (blas_threads(), intra_op.run_width())
+                return x
+            return run
+
+        kernel(op_type, parallel=parallel)(factory)
+    yield seen
+    for op_type in ("SplitProbe", "PlainProbe"):
+        del _OPS[op_type]
+        del _KERNELS[(op_type, "*")]
+
+
+def probe(op_type: str, x):
+    return tf.get_default_graph().create_op(op_type, [x]).outputs[0]
+
+
+def test_a_plan_with_a_parallel_kernel_owns_the_cores_and_others_leave_them_to_blas(probes):
+    before = blas_threads()
+    x = tf.placeholder(tf.float32, [])
+    split, plain = probe("SplitProbe", x), probe("PlainProbe", x)
+    with tf.Session() as sess:
+        sess.run(plain, {x: 1.0})
+        assert probes["PlainProbe"] == (before, 1)
+        sess.run([split, plain], {x: 1.0})  # one plan: both kernels run while its kernels own the cores
+    width = intra_op.default_width()
+    if width > 1:
+        assert probes["SplitProbe"] == ([1] * len(before), width) == probes["PlainProbe"]
+    assert blas_threads() == before
+
+
+def test_intra_op_threads_set_the_width_and_one_thread_means_one(probes):
+    x = tf.placeholder(tf.float32, [])
+    split = probe("SplitProbe", x)
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=3)) as sess:
+        sess.run(split, {x: 1.0})
+        assert probes["SplitProbe"][1] == 3 and set(probes["SplitProbe"][0]) <= {1}
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+        sess.make_callable(split, [x])(1.0)
+        assert probes["SplitProbe"][1] == 1 and set(probes["SplitProbe"][0]) <= {1}
+
+
+def test_overlapping_runs_hold_the_smallest_blas_limit_until_the_last_ends():
+    before = blas_threads()
+    if not before or max(before) < 2:
+        pytest.skip("BLAS runs one thread here: nothing to limit")
+    first, second = intra_op.RunThreads(1, 1), intra_op.RunThreads(1, 2)
+    second.__enter__()
+    assert blas_threads() == [min(2, n) for n in before]
+    first.__enter__()
+    assert blas_threads() == [1] * len(before)
+    second.__exit__(None, None, None)
+    assert blas_threads() == [1] * len(before)
+    first.__exit__(None, None, None)
+    assert blas_threads() == before
+
+
+def test_run_width_is_per_thread_and_nests():
+    widths = []
+    with intra_op.RunThreads(4, 1):
+        with intra_op.RunThreads(2, 1):
+            widths.append(intra_op.run_width())
+        widths.append(intra_op.run_width())
+        other = threading.Thread(target=lambda: widths.append(intra_op.run_width()))
+        other.start()
+        other.join()
+    widths.append(intra_op.run_width())
+    assert widths == [2, 4, 1, 1]
+
+
+def test_parallel_parts_cover_the_range_in_order_across_threads(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    names = set()
+
+    def part(rows):
+        names.add(threading.current_thread().name)
+        return list(range(10))[rows]
+
+    with intra_op.RunThreads(3, 1):
+        parts = intra_op.parallel_parts(part, 10, 10)
+    assert sum(parts, []) == list(range(10)) and len(parts) == 3 and len(names) > 1
+    assert intra_op.parallel_parts(part, 10, 10) == [list(range(10))]  # outside a run: the calling thread alone
+
+
+@pytest.mark.parametrize("donate", [False, True])
+def test_split_activation_kernels_match_numpy(donate, monkeypatch):
+    """Relu, ReluGrad and BiasAdd on arrays large enough to split, in a run with two threads."""
+    rng = np.random.default_rng(0)
+    shape = (8, 16, 16, 32)
+    value, grad = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 1000)
+    x, g = tf.placeholder(tf.float32, shape), tf.placeholder(tf.float32, shape)
+
+    def operand(t, zero: float):  # with donate, a fresh value (distinct, so no CSE) that the plan may overwrite
+        return t + zero if donate else t
+
+    create = tf.get_default_graph().create_op
+    fetches = [tf.nn.bias_add(operand(x, 0.0), bias), tf.nn.relu(operand(x, -0.0)),
+               create("ReluGrad", [operand(g, 0.0), x]).outputs[0]]
+    with intra_op.RunThreads(2, 1), tf.Session() as sess:
+        added, relu, relu_grad = sess.run(fetches, {x: value, g: grad})
+        source = next(iter(sess._cache.values())).plan.source
+    assert source.count(".inplace(") == (3 if donate else 0)
+    np.testing.assert_array_equal(added, value + bias)
+    np.testing.assert_array_equal(relu, np.maximum(value, 0))
+    np.testing.assert_array_equal(relu_grad, grad * (value > 0))
+
+
+@pytest.mark.parametrize("dtype,tolerance", [(np.float32, 1e-4), (np.float64, 1e-12), (np.float16, 1e-2)])
+def test_bias_add_grad_sums_rows(dtype, tolerance):
+    grad = np.random.default_rng(1).standard_normal((4, 5, 6, 7)).astype(dtype)
+    value = tf.placeholder(tf.as_dtype(dtype), grad.shape)
+    summed = tf.get_default_graph().create_op("BiasAddGrad", [value], attrs={"data_format": "NHWC"}).outputs[0]
+    with tf.Session() as sess:
+        out = sess.run(summed, {value: grad})
+    np.testing.assert_allclose(out, grad.astype(np.float64).sum((0, 1, 2)), rtol=tolerance, atol=tolerance)
+    assert out.dtype == dtype
