@@ -602,7 +602,7 @@ def _convolve(scratch: Scratch, out_dtype, direction: str, a, b, geo: Geometry, 
     return run_convolution(scratch, direction, a, b, geo).astype(out_dtype, copy=False)
 
 
-@kernel("Conv2D", parallel=True)
+@kernel("Conv2D", parallel=True, fresh_output=True)
 def conv2d(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
@@ -616,7 +616,7 @@ def conv2d(node):
     return run
 
 
-@kernel("Conv2DBackpropInput", parallel=True)
+@kernel("Conv2DBackpropInput", parallel=True, fresh_output=True)
 def conv2d_backprop_input(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
@@ -633,7 +633,7 @@ def conv2d_backprop_input(node):
     return run
 
 
-@kernel("Conv2DBackpropFilter", parallel=True)
+@kernel("Conv2DBackpropFilter", parallel=True, fresh_output=True)
 def conv2d_backprop_filter(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
@@ -850,7 +850,7 @@ def _tiled_max_pool_grad_grad(scratch: Scratch, x, ddx, geo: Geometry, ddy) -> N
     _fold_into(xp, xp.add, picked, ddy)
 
 
-@kernel("MaxPoolGrad", parallel=True)
+@kernel("MaxPoolGrad", parallel=True, fresh_output=True)
 def max_pool_grad(node):
     xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
     fill = _lowest(out_dtype)
@@ -894,7 +894,7 @@ def max_pool_grad_grad(node):
     return run
 
 
-@kernel("AvgPoolGrad", parallel=True)
+@kernel("AvgPoolGrad", parallel=True, fresh_output=True)
 def avg_pool_grad(node):
     xp, attrs, out_dtype = node.xp, node.attrs, node.output_dtypes[0]
     compute = _compute_dtype(out_dtype)

@@ -15,7 +15,7 @@ from tfnb.kernels.registry import kernel, simple_kernel
 
 # -- elementwise, bound directly ------------------------------------------------------------------
 
-def _scalar_fast(op_type: str, python_operator, ufunc_name: str) -> None:
+def _scalar_fast(op_type: str, python_operator, ufunc_name: str, fresh_output: bool = False) -> None:
     """Registers a binary kernel: Python's operator when the output is 0-d, else the ufunc itself.
 
     On NumPy scalars (the values of 0-d computations, e.g. a loop counter) operators are ten times
@@ -25,15 +25,15 @@ def _scalar_fast(op_type: str, python_operator, ufunc_name: str) -> None:
         if node.output_shapes and node.output_shapes[0] == ():
             return python_operator
         return getattr(node.xp, ufunc_name)
-    kernel(op_type)(factory)
+    kernel(op_type, fresh_output=fresh_output)(factory)
 
 
-_scalar_fast("Add", operator.add, "add")
-_scalar_fast("Sub", operator.sub, "subtract")
-_scalar_fast("Mul", operator.mul, "multiply")
+_scalar_fast("Add", operator.add, "add", fresh_output=True)
+_scalar_fast("Sub", operator.sub, "subtract", fresh_output=True)
+_scalar_fast("Mul", operator.mul, "multiply", fresh_output=True)
 simple_kernel("Pow", lambda xp: xp.power)
-simple_kernel("Maximum", lambda xp: xp.maximum)
-simple_kernel("Minimum", lambda xp: xp.minimum)
+simple_kernel("Maximum", lambda xp: xp.maximum, fresh_output=True)
+simple_kernel("Minimum", lambda xp: xp.minimum, fresh_output=True)
 _scalar_fast("Equal", operator.eq, "equal")
 _scalar_fast("NotEqual", operator.ne, "not_equal")
 _scalar_fast("Less", operator.lt, "less")
@@ -43,18 +43,18 @@ _scalar_fast("GreaterEqual", operator.ge, "greater_equal")
 simple_kernel("LogicalAnd", lambda xp: xp.logical_and)
 simple_kernel("LogicalOr", lambda xp: xp.logical_or)
 simple_kernel("LogicalNot", lambda xp: xp.logical_not)
-simple_kernel("Neg", lambda xp: xp.negative)
+simple_kernel("Neg", lambda xp: xp.negative, fresh_output=True)
 simple_kernel("Abs", lambda xp: xp.abs)
 simple_kernel("ComplexAbs", lambda xp: xp.abs)
-simple_kernel("Exp", lambda xp: xp.exp)
-simple_kernel("Log", lambda xp: xp.log)
+simple_kernel("Exp", lambda xp: xp.exp, fresh_output=True)
+simple_kernel("Log", lambda xp: xp.log, fresh_output=True)
 simple_kernel("Log1p", lambda xp: xp.log1p)
-simple_kernel("Sqrt", lambda xp: xp.sqrt)
-simple_kernel("Square", lambda xp: xp.square)
+simple_kernel("Sqrt", lambda xp: xp.sqrt, fresh_output=True)
+simple_kernel("Square", lambda xp: xp.square, fresh_output=True)
 simple_kernel("Sin", lambda xp: xp.sin)
 simple_kernel("Cos", lambda xp: xp.cos)
 simple_kernel("Tan", lambda xp: xp.tan)
-simple_kernel("Tanh", lambda xp: xp.tanh)
+simple_kernel("Tanh", lambda xp: xp.tanh, fresh_output=True)
 simple_kernel("Floor", lambda xp: xp.floor)
 simple_kernel("Ceil", lambda xp: xp.ceil)
 simple_kernel("Round", lambda xp: xp.rint)  # rint rounds halves to even, as TF's Round
@@ -75,7 +75,7 @@ def rsqrt(node):
     return lambda x: xp.reciprocal(xp.sqrt(x))
 
 
-@kernel("SquaredDifference")
+@kernel("SquaredDifference", fresh_output=True)
 def squared_difference(node):
     xp = node.xp
     if node.input_dtypes[0].kind == "c":
@@ -86,7 +86,7 @@ def squared_difference(node):
     return lambda x, y: xp.square(xp.subtract(x, y))
 
 
-@kernel("Sigmoid")
+@kernel("Sigmoid", fresh_output=True)
 def sigmoid(node):
     xp = node.xp
     # Stable as it stands: for very negative x, exp(-x) overflows to inf and 1 / (1 + inf) is exactly 0 (the
@@ -119,7 +119,7 @@ def _is_integer(node) -> bool:
     return node.input_dtypes[0].kind in "iu"
 
 
-@kernel("RealDiv")
+@kernel("RealDiv", fresh_output=True)
 def real_div(node):
     xp = node.xp
     return _integer_division(_truncate_divide(xp), xp) if _is_integer(node) else xp.true_divide
@@ -183,7 +183,7 @@ def select(node):
     return run
 
 
-@kernel("AddN")
+@kernel("AddN", fresh_output=True)
 def add_n(node):
     xp = node.xp
     if node.attrs["N"] == 2:
@@ -351,7 +351,7 @@ def cumprod(node):
 # -- matmul ---------------------------------------------------------------------------------------
 
 
-@kernel("MatMul")
+@kernel("MatMul", fresh_output=True)
 def mat_mul(node):
     xp = node.xp
     transpose_a, transpose_b = node.attrs["transpose_a"], node.attrs["transpose_b"]
@@ -361,7 +361,7 @@ def mat_mul(node):
     return lambda a, b: xp.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
 
 
-@kernel("BatchMatMulV2")
+@kernel("BatchMatMulV2", fresh_output=True)
 def batch_mat_mul(node):
     xp = node.xp
     adjoint_a, adjoint_b = node.attrs["adj_x"], node.attrs["adj_y"]

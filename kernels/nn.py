@@ -27,7 +27,7 @@ def _shifted(x, axis: int):
 # -- activations ----------------------------------------------------------------------------------
 
 
-@kernel("Relu")
+@kernel("Relu", fresh_output=True)
 def relu(node):
     xp, zero = node.xp, _typed(node, 0)
 
@@ -44,7 +44,7 @@ def relu(node):
     return run
 
 
-@kernel("ReluGrad")
+@kernel("ReluGrad", fresh_output=True)
 def relu_grad(node):
     xp, zero = node.xp, _typed(node, 0)
 
@@ -134,7 +134,7 @@ def log_softmax(node):
 # -- bias_add and l2_loss -------------------------------------------------------------------------
 
 
-@kernel("BiasAdd")
+@kernel("BiasAdd", fresh_output=True)
 def bias_add(node):
     xp = node.xp
     channels_first = node.attrs["data_format"] == "NCHW"
@@ -162,7 +162,7 @@ def bias_add(node):
     return run
 
 
-@kernel("BiasAddGrad")
+@kernel("BiasAddGrad", fresh_output=True)
 def bias_add_grad(node):
     xp, out = node.xp, node.output_dtypes[0]
     compute = _math_dtype(out)

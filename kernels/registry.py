@@ -51,31 +51,35 @@ class KernelDef:
     factory: Callable[[KernelNode], Callable]
     needs_step: bool = False
     parallel: bool = False
+    fresh_output: bool = False
 
 
 _KERNELS: dict[tuple[str, str], KernelDef] = {}
 
 
-def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False, parallel: bool = False):
+def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False, parallel: bool = False,
+           fresh_output: bool = False):
     """Decorator registering a kernel factory for an op type on a device type ('*' = every device).
 
     `parallel`: the kernel splits its own work across the run's threads (kernels/intra_op.py), so a
-    plan containing it runs with BLAS in one thread.
+    plan containing it runs with BLAS in one thread. `fresh_output`: its array outputs are never a
+    view, an input, or anything but the plan's to overwrite (tfnb/buffer_reuse.py).
     """
 
     def register(factory: Callable[[KernelNode], Callable]) -> Callable[[KernelNode], Callable]:
         key = (op_type, device_type)
         if key in _KERNELS:
             raise KeyError(f"A kernel for {op_type} on {device_type} is already registered")
-        _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel)
+        _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel, fresh_output)
         return factory
 
     return register
 
 
-def simple_kernel(op_type: str, fn_of_xp: Callable[[Any], Callable], device_type: str = GENERIC) -> None:
+def simple_kernel(op_type: str, fn_of_xp: Callable[[Any], Callable], device_type: str = GENERIC, *,
+                  fresh_output: bool = False) -> None:
     """Registers a kernel that is a function of the array namespace alone, e.g. `lambda xp: xp.add`."""
-    kernel(op_type, device_type)(lambda node: fn_of_xp(node.xp))
+    kernel(op_type, device_type, fresh_output=fresh_output)(lambda node: fn_of_xp(node.xp))
 
 
 def find_kernel(op_type: str, device_type: str) -> KernelDef | None:

@@ -1,8 +1,8 @@
 """Buffer donation: a kernel may overwrite an input that nothing will read again.
 
 A plan knows each value's last consumer. When that consumer's output has the input's exact static
-shape and dtype, the input came from an op whose kernel returns a freshly allocated array (never
-a view, a feed, a constant or a variable's stored value), and nothing fetches it, the input's
+shape and dtype, the input came from a kernel registered `fresh_output` (its arrays are never a view,
+a feed, a constant or a variable's stored value), and nothing fetches it, the input's
 memory can hold the output: an elementwise ufunc gets `out=input`, and a kernel that offers an
 `inplace` variant (writing into its input `inplace.donates`) gets called through it. This is the
 plan's buffer reuse: a training step then allocates little beyond what NumPy code written by hand
@@ -15,18 +15,13 @@ import numpy as np
 
 from tfnb.tensor import Tensor
 
-FRESH_OUTPUT_TYPES = frozenset({
-    "Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "SquaredDifference", "Neg", "Exp", "Log", "Tanh",
-    "Sigmoid", "Square", "Sqrt", "Relu", "ReluGrad", "BiasAdd", "BiasAddGrad", "MatMul", "BatchMatMulV2", "AddN",
-    # Convolution and pooling gradients: arrays of the kernel's Scratch that only the plan still refers to.
-    "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPoolGrad", "AvgPoolGrad",
-})
 
+def donatable(tensor: Tensor, consumer, fetched: set, last_use: bool, fresh: bool) -> bool:
+    """Whether `consumer` may overwrite `tensor`'s array (see the module docstring).
 
-def donatable(tensor: Tensor, consumer, fetched: set, last_use: bool) -> bool:
-    """Whether `consumer` may overwrite `tensor`'s array (see the module docstring)."""
-    producer = tensor.op
-    if not last_use or tensor in fetched or producer.type not in FRESH_OUTPUT_TYPES:
+    `fresh`: the producer's kernel is registered `fresh_output` (kernels/registry.py).
+    """
+    if not last_use or tensor in fetched or not fresh:
         return False
     dims = tensor.shape.as_tuple()
     if consumer.inputs.count(tensor) != 1 or dims is None or None in dims or dims == ():

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfnb.buffer_reuse import donatable, inplace_call
+from tfnb.kernels import find_kernel
 from tfnb.operation import Operation
 from tfnb.tensor import Tensor
 
@@ -34,6 +35,7 @@ class Step:
     args: list[str]
     outputs: list[str]
     transfer_of: Tensor | None = None
+    fresh_output: bool = False  # the kernel is registered fresh_output: its outputs may be donated
 
 
 @dataclass
@@ -82,7 +84,9 @@ def build_steps(ops, feeds, rewritten, placement, bind, transfer, host: str) -> 
         if op.type == "Const":
             constants[outputs[0]] = kernel()
             kernel = None
-        steps.append(Step(op, kernel, needs_step, device, args, outputs))
+        kernel_def = find_kernel(op.type, placement[op].device_type)
+        steps.append(Step(op, kernel, needs_step, device, args, outputs,
+                          fresh_output=kernel_def is not None and kernel_def.fresh_output))
     return steps, constants
 
 
@@ -91,6 +95,7 @@ def generate(steps: list[Step], constants: dict, feeds, fetches, host: str, trac
     fetched = {var(t) for t in fetches if isinstance(t, Tensor)}
     fetched_tensors = {t for t in fetches if isinstance(t, Tensor)}
     used_at = _last_uses(steps)
+    fresh = {o for step in steps if step.fresh_output for o in step.outputs}
     body: list[str] = []
     line_ops: dict[int, Operation] = {}
     bound: dict[str, object] = dict(constants)
@@ -109,7 +114,7 @@ def generate(steps: list[Step], constants: dict, feeds, fetches, host: str, trac
         if step.op is not None and not step.needs_step:
             donors = [i for i, (arg, tensor) in enumerate(zip(step.args, step.op.inputs))
                       if arg == var(tensor) and arg not in bound and arg not in feed_names
-                      and donatable(tensor, step.op, fetched_tensors, used_at.get(arg) == index)]
+                      and donatable(tensor, step.op, fetched_tensors, used_at.get(arg) == index, arg in fresh)]
             call = inplace_call(step.kernel, kernel_name, step.args, donors) or call
         live_outputs = [o if o in used_at or o in fetched else "_" for o in step.outputs]
         if not live_outputs:
