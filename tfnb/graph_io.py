@@ -405,7 +405,8 @@ def import_graph_def(graph_def: GraphDef | dict, input_map: dict | None = None, 
     by_name = {node.name: node for node in nodes}
     tensor_map, control_map = _parse_input_map(input_map or {})
     _check_input_map_used(nodes, tensor_map, control_map)
-    deps = _dependencies(nodes, set(), tensor_map, control_map)
+    back = _back_edges(nodes)
+    deps = _dependencies(nodes, set(), tensor_map, control_map, back)
     order = _order(nodes, deps)
     requests = [_return_request(element, by_name) for element in return_elements or ()]
     graph = get_default_graph()
@@ -415,12 +416,14 @@ def import_graph_def(graph_def: GraphDef | dict, input_map: dict | None = None, 
         tensors = {ref: _mapped_tensor(value, graph) for ref, value in tensor_map.items()}
         controls = {key: _mapped_op(value, graph) for key, value in control_map.items()}
         for node in order:
-            inputs = [tensors[ref] if ref in tensors else _output(created[ref[0]], ref, node) for ref in node.inputs]
+            inputs = [tensors[ref] if ref in tensors else _output(created[ref[0]], ref, node)
+                      for ref in _forward_inputs(node, back)]
             control_ops = [controls[c] if c in controls else created[c] for c in node.controls]
             # As in TF, the enclosing control dependencies go only to nodes fed by no other imported node.
             is_root = all(ref in tensors for ref in node.inputs) and all(c in controls for c in node.controls)
             attrs = _with_colocation(node.attrs, [created[c].name for c in node.colocated])
             created[node.name] = _create(graph, node, inputs, control_ops, attrs, node.name, is_root)
+        _close_loops(back, by_name, created, [created[node.name] for node in order])
         _check_mapped_dtypes(nodes, created, tensors)
         results = [_returned(request, created, tensors) for request in requests]
     return results if return_elements is not None else None
@@ -437,14 +440,16 @@ def extend_graph(graph: Graph, graph_def: GraphDef | dict) -> list[Operation]:
         if node.name in ops:
             _check_same(ops[node.name], node)
     new = [node for node in nodes if node.name not in ops]
-    order = _order(new, _dependencies(new, ops))
+    back = _back_edges(new)
+    order = _order(new, _dependencies(new, ops, back=back))
     with _atomic(graph), graph.name_scope(""), graph.device(None), graph.control_dependencies(None), \
             graph.colocate_with(None, ignore_existing=True):
         for node in order:
-            inputs = [_output(ops[ref[0]], ref, node) for ref in node.inputs]
+            inputs = [_output(ops[ref[0]], ref, node) for ref in _forward_inputs(node, back)]
             # A trailing '/' makes create_op use the name as it is, outside any scope.
             ops[node.name] = _create(graph, node, inputs, [ops[c] for c in node.controls], node.attrs,
                                      node.name + "/", True)
+        _close_loops(back, {node.name: node for node in new}, ops, [ops[node.name] for node in order])
     return [ops[node.name] for node in order]
 
 
@@ -484,12 +489,49 @@ def _check_input_map_used(nodes: list[_Node], tensors: dict, controls: dict) -> 
         raise ValueError(f"Attempted to map inputs that were not found in graph_def: [{', '.join(unused)}]")
 
 
-def _dependencies(nodes: list[_Node], outside, tensors=(), controls=()) -> dict[str, set[str]]:
-    """For each node, the nodes among `nodes` it needs first; a name in neither `nodes` nor `outside` is an error."""
+def _back_edges(nodes: list[_Node]) -> set[tuple[str, int]]:
+    """(Merge node, input position) of each input fed by a NextIteration among `nodes`: a loop's edge back.
+
+    The dataflow graph of a while loop has a cycle through these edges (the papers' NextIteration ->
+    Merge). They are left out of the import order and closed once their source exists.
+    """
+    types = {node.name: node.op for node in nodes}
+    return {(node.name, position) for node in nodes if node.op == "Merge"
+            for position, (src, _) in enumerate(node.inputs) if types.get(src) == "NextIteration"}
+
+
+def _forward_inputs(node: _Node, back: set) -> list:
+    """node's input refs with each back edge replaced by the node's first other input (a stand-in until closed)."""
+    forward = [ref for position, ref in enumerate(node.inputs) if (node.name, position) not in back]
+    return [forward[0] if (node.name, position) in back else ref for position, ref in enumerate(node.inputs)]
+
+
+def _close_loops(back: set, by_name: dict, created: dict, new_ops: list) -> None:
+    """Connects each back edge to its NextIteration, then refines static shapes until they hold on every iteration."""
+    if not back:
+        return
+    for name, position in back:
+        ref = by_name[name].inputs[position]
+        created[name]._update_input(position, _output(created[ref[0]], ref, by_name[name]))
+    changed = True
+    while changed:  # Merge shapes only ever relax, so this ends
+        changed = False
+        for op in new_ops:
+            for tensor, (_, shape) in zip(op.outputs, op.op_def.infer(op)):
+                if tensor.shape != shape:
+                    tensor._shape, changed = shape, True
+
+
+def _dependencies(nodes: list[_Node], outside, tensors=(), controls=(), back=()) -> dict[str, set[str]]:
+    """For each node, the nodes among `nodes` it needs first; a name in neither `nodes` nor `outside` is an error.
+
+    Back edges (`_back_edges`) are not dependencies.
+    """
     names = {node.name for node in nodes}
     deps = {}
     for node in nodes:
-        refs = [(src, f"input '{_ref_text((src, i))}'") for src, i in node.inputs if (src, i) not in tensors]
+        refs = [(src, f"input '{_ref_text((src, i))}'") for position, (src, i) in enumerate(node.inputs)
+                if (src, i) not in tensors and (node.name, position) not in back]
         refs += [(c, f"input '^{c}'") for c in node.controls if c not in controls]
         refs += [(c, "attr '_class'") for c in node.colocated]
         for src, field in refs:

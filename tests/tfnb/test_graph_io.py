@@ -621,3 +621,53 @@ def test_round_trip_of_variables_random_and_nn_ops():
         with tf.Session() as sess:
             sess.run(init.name)
             np.testing.assert_array_equal(sess.run(out.name), expected)
+
+
+# -- loops ----------------------------------------------------------------------------------------
+
+
+def build_loops():
+    """A graph with a loop whose shape grows (shape_invariants), a two-variable loop and a cond after them."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant([1.0], name="x")
+        tf.while_loop(lambda x: tf.size(x) < 4, lambda x: tf.concat([x, x * 2.0], 0), [x],
+                      shape_invariants=[tf.TensorShape([None])], name="grow")
+        count, total = tf.while_loop(lambda i, t: i < 10, lambda i, t: (i + 1, t + tf.cast(i, tf.float32)),
+                                     [tf.constant(0), tf.constant(0.0)], name="sum")
+        tf.identity(count, name="count")
+        tf.cond(total > 3.0, lambda: total * 2, lambda: total, name="doubled")
+    return graph
+
+
+LOOP_FETCHES = ["grow/Exit:0", "count:0", "sum/Exit_1:0", "doubled/Merge:0"]
+
+
+def run_plain_and_traced(graph: tf.Graph) -> list:
+    with tf.Session(graph=graph) as sess:
+        traced = sess.run(LOOP_FETCHES, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                          run_metadata=tf.RunMetadata())
+        return [sess.run(LOOP_FETCHES), traced]
+
+
+def test_loop_graphs_round_trip_through_json_and_run_the_same():
+    source = build_loops()
+    expected = run_plain_and_traced(source)[0]
+    with tf.Graph().as_default() as target:
+        tf.import_graph_def(json.loads(json.dumps(source.as_graph_def().to_dict())), name="")
+    for got in run_plain_and_traced(target):
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b)
+    merge = target.get_operation_by_name("grow/Merge")
+    assert merge.inputs[1].op.name == "grow/NextIteration"
+    # Static shapes hold on every iteration: the growing loop variable's length is unknown, as in the source.
+    assert target.get_tensor_by_name("grow/Exit:0").shape.as_list() == [None]
+    assert target.get_tensor_by_name("sum/Exit_1:0").shape.as_list() == []
+
+
+def test_extend_adds_a_loop():
+    source = build_loops()
+    with tf.Session(graph=tf.Graph()) as sess:
+        sess.extend(source.as_graph_def())
+        for a, b in zip(sess.run(LOOP_FETCHES), run_plain_and_traced(source)[0]):
+            np.testing.assert_array_equal(a, b)
