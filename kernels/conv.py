@@ -209,12 +209,17 @@ def _rows(images: slice, per_image: int) -> slice:
     return slice(images.start * per_image, images.stop * per_image)
 
 
-def gemm_forward(scratch: Scratch, x, w, geo: Geometry):
-    """Conv2D as im2col and one matrix product per batch chunk."""
+def gemm_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
+    """Conv2D as im2col and one matrix product per batch chunk (then `epilogue` on the chunk's outputs)."""
     out = scratch.output("out", (x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
     flat, matrix, per_image = out.reshape(-1, w.shape[3]), w.reshape(-1, w.shape[3]), geo.h.out * geo.w.out
-    _im2col_products(scratch, x, geo, lambda images, columns: scratch.xp.matmul(
-        columns, matrix, out=flat[_rows(images, per_image)]))
+
+    def product(images, columns):
+        rows = scratch.xp.matmul(columns, matrix, out=flat[_rows(images, per_image)])
+        if epilogue is not None:
+            epilogue(rows)
+
+    _im2col_products(scratch, x, geo, product)
     return out
 
 
@@ -281,7 +286,7 @@ def winograd_claims(geo: Geometry) -> bool:
     return all(a.taps == 3 and a.stride == 1 and a.dilation == 1 for a in (geo.h, geo.w))
 
 
-def winograd_forward(scratch: Scratch, x, w, geo: Geometry):
+def winograd_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
     """Conv2D with F(2x2, 3x3): 4x4 input tiles at stride 2, 16 batched matrix products, 2x2 output tiles."""
     xp = scratch.xp
     channels, filters = x.shape[3], w.shape[3]
@@ -304,6 +309,8 @@ def winograd_forward(scratch: Scratch, x, w, geo: Geometry):
         y = xp.matmul(at, m.reshape(16, -1), out=scratch("y", (4, count * filters), x.dtype))
         y = y.reshape(2, 2, batch, tiles_h, tiles_w, filters).transpose(2, 3, 0, 4, 1, 5)
         xp.copyto(out[images], y.reshape(batch, 2 * tiles_h, 2 * tiles_w, filters)[:, :geo.h.out, :geo.w.out])
+        if epilogue is not None:
+            epilogue(out[images])
 
     # A 4x4 tile of C floats becomes 16 rows of the transformed matrix: chunks as for spectra.
     _per_chunk(lambda selection: [chunk(images) for images in selection], x.shape[0],
@@ -446,7 +453,7 @@ def _spectrum_bytes(geo: Geometry, channels: int, itemsize: int) -> int:
     return (geo.h.canvas // 2 + 1) * geo.w.canvas * 2 * channels * itemsize
 
 
-def fft_forward(scratch: Scratch, x, w, geo: Geometry):
+def fft_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
     """Conv2D as spectrum(x) times the conjugate spectrum of w, back at the strided output positions."""
     ws = _spectrum(scratch, "w", w, geo, "tap")
     out = scratch.output("out", (x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
@@ -455,6 +462,8 @@ def fft_forward(scratch: Scratch, x, w, geo: Geometry):
         for images in selection:
             xs = _data_spectrum(scratch, "x", x[images], geo, "input")
             _nhwc_signal(scratch, _product(scratch, xs, ws, True), geo, "output", out[images])
+            if epilogue is not None:
+                epilogue(out[images])
 
     _per_chunk(chunks, x.shape[0], _spectrum_bytes(geo, max(x.shape[3], w.shape[3]), x.itemsize))
     return out
@@ -495,6 +504,31 @@ def fft_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
         xp.add(total, other, out=total)
     out = scratch.output("out", (geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3]), x.dtype)
     return _signal(scratch, total, geo, "tap", out).reshape(out.shape)
+
+
+def fft_backprop(scratch: Scratch, x, w, dy, geo: Geometry) -> tuple:
+    """Both gradients of a convolution, (input, filter), from one spectrum of each chunk of dy."""
+    xp = scratch.xp
+    ws = _spectrum(scratch, "w", xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap")
+    dx = scratch.output("dx", (x.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
+
+    def chunks(selection):
+        total = None
+        for images in selection:
+            ys = _data_spectrum(scratch, "dy", dy[images], geo, "output")
+            _nhwc_signal(scratch, _product(scratch, ys, ws, False), geo, "input", dx[images])
+            xs = _data_spectrum(scratch, "x", x[images], geo, "input")
+            shape = xs.shape[:3] + (x.shape[3], dy.shape[3])
+            into = scratch.output("filter.sum", shape, x.dtype) if total is None else scratch("product", shape, x.dtype)
+            product = _complex_matmul(scratch, xs.swapaxes(3, 4), ys, True, into)
+            total = product if total is None else xp.add(total, product, out=total)
+        return total
+
+    total, *others = _per_chunk(chunks, x.shape[0], _spectrum_bytes(geo, x.shape[3] + dy.shape[3], x.itemsize))
+    for other in others:
+        xp.add(total, other, out=total)
+    dw = scratch.output("dw", (geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3]), x.dtype)
+    return dx, _signal(scratch, total, geo, "tap", dw).reshape(dw.shape)
 
 
 # -- algorithm choice -----------------------------------------------------------------------------
@@ -555,14 +589,21 @@ def _measure(scratch: Scratch, candidates: dict, args, rounds: int = 3) -> tuple
     return name, results[name]
 
 
-def run_convolution(scratch: Scratch, direction: str, a, b, geo: Geometry):
-    """One direction of a convolution by the algorithm chosen for this key (measured on first sight)."""
-    key = (direction, a.shape, b.shape, geo, a.dtype.str, scratch.xp.__name__)
+def _key(direction: str, a, b, geo: Geometry, xp) -> tuple:
+    return direction, a.shape, b.shape, geo, a.dtype.str, xp.__name__
+
+
+def run_convolution(scratch: Scratch, direction: str, a, b, geo: Geometry, epilogue=None):
+    """One direction of a convolution by the algorithm chosen for this key (measured on first sight).
+
+    `epilogue` (forward only) runs on each chunk of outputs as soon as they are written.
+    """
+    key, args = _key(direction, a, b, geo, scratch.xp), (a, b, geo) + ((epilogue,) if epilogue is not None else ())
     name = _CHOSEN.get(key)
     if name is not None:
-        return ALGORITHMS[direction][name][1](scratch, a, b, geo)
+        return ALGORITHMS[direction][name][1](scratch, *args)
     candidates = {n: fn for n, (claims, fn) in ALGORITHMS[direction].items() if claims(geo)}
-    name, result = _measure(scratch, candidates, (a, b, geo))
+    name, result = _measure(scratch, candidates, args)
     _CHOSEN[key] = name
     return result
 
@@ -592,44 +633,100 @@ def _sizes(array) -> tuple:
     return sizes
 
 
-def _convolve(scratch: Scratch, out_dtype, direction: str, a, b, geo: Geometry, out_shape: tuple):
+def _convolve(scratch: Scratch, out_dtype, direction: str, a, b, geo: Geometry, out_shape: tuple, epilogue=None):
     """Runs one direction in the compute dtype, returning the op's dtype; empty shapes short-cut."""
     xp = scratch.xp
     if 0 in a.shape or 0 in b.shape or 0 in out_shape:
-        return xp.zeros(out_shape, dtype=out_dtype)
+        out = xp.zeros(out_shape, dtype=out_dtype)
+        if epilogue is not None:
+            epilogue(out)
+        return out
     compute = _compute_dtype(out_dtype)
     a, b = xp.ascontiguousarray(a, dtype=compute), xp.ascontiguousarray(b, dtype=compute)
-    return run_convolution(scratch, direction, a, b, geo).astype(out_dtype, copy=False)
+    return run_convolution(scratch, direction, a, b, geo, epilogue).astype(out_dtype, copy=False)
+
+
+def _bias_epilogue(xp, bias, channels: int, relu: bool):
+    """Adds bias (and applies ReLU) in place to a chunk of NHWC outputs: a fused BiasAdd (+ Relu)."""
+    if bias.shape != (channels,):
+        _fail(f"Must provide as many biases as the channel dimension of the input tensor: {list(bias.shape)} vs. "
+              f"{channels} channels")
+    zero = bias.dtype.type(0)
+
+    def epilogue(values):
+        xp.add(values, bias, out=values)
+        if relu:
+            xp.maximum(values, zero, out=values)
+
+    return epilogue
 
 
 @kernel("Conv2D", parallel=True, fresh_output=True)
 def conv2d(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
-    def run(x, w):
+    def run(x, w, epilogue=None):
         _check_rank4(input=x, filter=w)
         if x.shape[3] != w.shape[2]:
             _fail(f"input depth must match filter in_depth: {x.shape[3]} vs {w.shape[2]}")
         geo = _geometry_or_fail(attrs, x.shape[1:3], w.shape[:2])
-        return _convolve(scratch, out_dtype, "forward", x, w, geo, (x.shape[0], geo.h.out, geo.w.out, w.shape[3]))
+        return _convolve(scratch, out_dtype, "forward", x, w, geo, (x.shape[0], geo.h.out, geo.w.out, w.shape[3]),
+                         epilogue)
 
+    if _compute_dtype(out_dtype) == out_dtype and attrs.get("data_format", "NHWC") == "NHWC":
+        # Fused variants for tfnb/fusion.py; the same arithmetic in the same order as the separate ops.
+        run.with_bias = lambda x, w, bias: run(x, w, _bias_epilogue(node.xp, bias, w.shape[3], False))
+        run.with_bias_relu = lambda x, w, bias: run(x, w, _bias_epilogue(node.xp, bias, w.shape[3], True))
     return run
+
+
+def _input_gradient_geometry(attrs: dict, input_sizes, w, dy) -> tuple[tuple, Geometry]:
+    """Conv2DBackpropInput's checked (input sizes, geometry)."""
+    _check_rank4(filter=w, out_backprop=dy)
+    sizes = _sizes(input_sizes)
+    geo = _geometry_or_fail(attrs, sizes[1:3], w.shape[:2])
+    expected = (sizes[0], geo.h.out, geo.w.out, w.shape[3])
+    if dy.shape != expected or sizes[3] != w.shape[2]:
+        _fail(f"Conv2DBackpropInput: out_backprop of shape {list(dy.shape)} does not match input_sizes "
+              f"{list(sizes)} and filter {list(w.shape)} (expected {list(expected)})")
+    return sizes, geo
+
+
+def _filter_gradient_geometry(attrs: dict, x, filter_sizes, dy) -> tuple[tuple, Geometry]:
+    """Conv2DBackpropFilter's checked (filter sizes, geometry)."""
+    _check_rank4(input=x, out_backprop=dy)
+    sizes = _sizes(filter_sizes)
+    geo = _geometry_or_fail(attrs, x.shape[1:3], sizes[:2])
+    expected = (x.shape[0], geo.h.out, geo.w.out, sizes[3])
+    if dy.shape != expected or sizes[2] != x.shape[3]:
+        _fail(f"Conv2DBackpropFilter: out_backprop of shape {list(dy.shape)} does not match input "
+              f"{list(x.shape)} and filter_sizes {list(sizes)} (expected {list(expected)})")
+    return sizes, geo
 
 
 @kernel("Conv2DBackpropInput", parallel=True, fresh_output=True)
 def conv2d_backprop_input(node):
-    attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
+    attrs, scratch, out_dtype, xp = node.attrs, Scratch(node.xp), node.output_dtypes[0], node.xp
 
     def run(input_sizes, w, dy):
-        _check_rank4(filter=w, out_backprop=dy)
-        sizes = _sizes(input_sizes)
-        geo = _geometry_or_fail(attrs, sizes[1:3], w.shape[:2])
-        expected = (sizes[0], geo.h.out, geo.w.out, w.shape[3])
-        if dy.shape != expected or sizes[3] != w.shape[2]:
-            _fail(f"Conv2DBackpropInput: out_backprop of shape {list(dy.shape)} does not match input_sizes "
-                  f"{list(sizes)} and filter {list(w.shape)} (expected {list(expected)})")
+        sizes, geo = _input_gradient_geometry(attrs, input_sizes, w, dy)
         return _convolve(scratch, out_dtype, "backprop_input", dy, w, geo, sizes)
 
+    filter_gradient = conv2d_backprop_filter(node)
+
+    def with_filter_gradient(input_sizes, w, dy, x, filter_sizes):
+        """(Conv2DBackpropInput, Conv2DBackpropFilter) of one dy: one spectrum of dy where both use FFT."""
+        sizes, geo = _input_gradient_geometry(attrs, input_sizes, w, dy)
+        _, filter_geo = _filter_gradient_geometry(attrs, x, filter_sizes, dy)
+        if (filter_geo == geo and x.shape == sizes and x.dtype == dy.dtype == w.dtype == out_dtype
+                and 0 not in x.shape + w.shape + dy.shape and x.flags.c_contiguous and dy.flags.c_contiguous
+                and _CHOSEN.get(_key("backprop_input", dy, w, geo, xp)) == "fft"
+                and _CHOSEN.get(_key("backprop_filter", x, dy, geo, xp)) == "fft"):
+            return fft_backprop(scratch, x, xp.ascontiguousarray(w), dy, geo)
+        return run(input_sizes, w, dy), filter_gradient(x, filter_sizes, dy)
+
+    if _compute_dtype(out_dtype) == out_dtype:
+        run.with_filter_gradient = with_filter_gradient  # for tfnb/fusion.py
     return run
 
 
@@ -638,13 +735,7 @@ def conv2d_backprop_filter(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
     def run(x, filter_sizes, dy):
-        _check_rank4(input=x, out_backprop=dy)
-        sizes = _sizes(filter_sizes)
-        geo = _geometry_or_fail(attrs, x.shape[1:3], sizes[:2])
-        expected = (x.shape[0], geo.h.out, geo.w.out, sizes[3])
-        if dy.shape != expected or sizes[2] != x.shape[3]:
-            _fail(f"Conv2DBackpropFilter: out_backprop of shape {list(dy.shape)} does not match input "
-                  f"{list(x.shape)} and filter_sizes {list(sizes)} (expected {list(expected)})")
+        sizes, geo = _filter_gradient_geometry(attrs, x, filter_sizes, dy)
         return _convolve(scratch, out_dtype, "backprop_filter", x, dy, geo, sizes)
 
     return run

@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import functools
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -70,13 +71,16 @@ class _BlasLimits:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._held: collections.Counter = collections.Counter()
-        self._libraries: list | None = None
+        self._libraries: list = []
+        self._modules_seen = -1
         self._defaults: list[int] = []
 
     def acquire(self, threads: int) -> None:
         with self._lock:
             if not self._held:
-                if self._libraries is None:
+                # A BLAS library arrives with an extension module: look again only when modules were imported.
+                if len(sys.modules) != self._modules_seen:
+                    self._modules_seen = len(sys.modules)
                     self._libraries = threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
                 self._defaults = [library.num_threads for library in self._libraries]
             self._held[threads] += 1

@@ -36,6 +36,7 @@ class Step:
     outputs: list[str]
     transfer_of: Tensor | None = None
     fresh_output: bool = False  # the kernel is registered fresh_output: its outputs may be donated
+    fused: tuple = ()  # the ops this line computes together (tfnb/fusion.py); `op` is the first of them
 
 
 @dataclass
@@ -111,7 +112,7 @@ def generate(steps: list[Step], constants: dict, feeds, fetches, host: str, trac
         bound[kernel_name] = step.kernel
         call_args = (["step"] if step.needs_step else []) + step.args
         call = f"{kernel_name}({', '.join(call_args)})"
-        if step.op is not None and not step.needs_step:
+        if step.op is not None and not step.needs_step and not step.fused:
             donors = [i for i, (arg, tensor) in enumerate(zip(step.args, step.op.inputs))
                       if arg == var(tensor) and arg not in bound and arg not in feed_names
                       and donatable(tensor, step.op, fetched_tensors, used_at.get(arg) == index, arg in fresh)]
@@ -149,6 +150,8 @@ def _describe(step: Step) -> str:
     """A comment for a plan line: the op's name and type, or the transfer it makes."""
     if step.op is None:
         return f"Recv {step.transfer_of.name} on {step.device}"
+    if step.fused:
+        return "fused " + " + ".join(f"{op.name} = {op.type}" for op in step.fused)
     return f"{step.op.name} = {step.op.type}({', '.join(t.name for t in step.op.inputs)})"
 
 

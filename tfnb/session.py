@@ -19,6 +19,7 @@ from tfnb.kernels import KernelNode, StepContext, find_kernel, intra_op
 from tfnb.operation import Operation
 from tfnb.placement import LocalDevice, local_devices, place
 from tfnb.frame_executor import FrameExecutor
+from tfnb.fusion import fuse
 from tfnb.loop_codegen import NotStructured, compile_structured
 from tfnb.ops.control_flow_primitives import CONTROL_FLOW_OP_TYPES
 from tfnb.resources import ResourceManager, reset_containers
@@ -29,13 +30,15 @@ from tfnb.tracing import RunMetadata, RunOptions, fill_run_metadata
 
 @dataclass
 class OptimizerOptions:
-    """Graph rewrites before a plan runs: L1 folds constants and merges common subexpressions; L0 does neither."""
+    """Graph rewrites before a plan runs: L1 folds constants, merges common subexpressions and fuses kernels
+    (tfnb/fusion.py; `do_kernel_fusion` is tfnb's); L0 does none of these."""
 
     L1 = 0
     L0 = -1
     opt_level: int = 0
     do_constant_folding: bool = True
     do_common_subexpression_elimination: bool = True
+    do_kernel_fusion: bool = True
 
 
 @dataclass
@@ -207,8 +210,12 @@ class Session:
                                                    self._transfer, host)
             resolved = [rewritten.resolve(leaf) if isinstance(leaf, Tensor) else leaf for leaf in leaves]
 
+            fetched = {codegen.var(t) for t in resolved if isinstance(t, Tensor)}
+            fused = fuse(steps, fetched) if enabled and options.do_kernel_fusion else steps
+
             def generate(traced: bool) -> codegen.Compiled:
-                return codegen.generate(steps, constants, feeds, resolved, host, traced)
+                # A trace records every op, so traced runs are not fused.
+                return codegen.generate(steps if traced else fused, constants, feeds, resolved, host, traced)
 
             return self._cache_plan(plan, generate(False), rebuild, lambda: generate(True), key, resolved,
                                     rewritten.folded)
@@ -391,9 +398,9 @@ def _aliases_state(tensor: Tensor, fed: set) -> bool:
 
 def _attribute(error: Exception, code: codegen.Compiled) -> Exception:
     """The error to raise for a kernel failure: a TF error class naming the op that failed."""
-    op = getattr(error, "tfnb_op", None)
+    op = getattr(error, "tfnb_op", None)  # set where one line runs several ops (frame executor, fusion)
     trace = error.__traceback__
-    while trace is not None:
+    while trace is not None and op is None:
         if trace.tb_frame.f_code is code.run.__code__:
             op = code.line_ops.get(trace.tb_lineno)
         trace = trace.tb_next

@@ -1,0 +1,129 @@
+"""Kernel fusion in plans: which lines fuse, that fused plans compute what unfused ones do, errors."""
+
+import numpy as np
+import pytest
+
+import tfnb as tf
+from tfnb.kernels import KernelNode, conv
+
+UNFUSED = tf.ConfigProto(graph_options=tf.GraphOptions(
+    optimizer_options=tf.OptimizerOptions(do_kernel_fusion=False)))
+
+
+def plan_source(sess: tf.Session) -> str:
+    return list(sess._cache.values())[-1].plan.source  # the latest plan
+
+
+def fused_lines(sess: tf.Session) -> list[str]:
+    return [line.split("# fused ")[1] for line in plan_source(sess).splitlines() if "# fused " in line]
+
+
+def conv_layer(x, channels: int, seed: int, relu: bool = True):
+    rng = np.random.default_rng(seed)
+    w = tf.Variable(rng.standard_normal((3, 3, x.shape.as_list()[-1], channels)).astype(np.float32) * 0.3)
+    b = tf.Variable(rng.standard_normal(channels).astype(np.float32))
+    y = tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), b)
+    return tf.nn.relu(y) if relu else y
+
+
+def small_cnn():
+    """Two conv layers (the second on 16 channels, so its gradients may use FFT) and a training step."""
+    x = tf.placeholder(tf.float32, [8, 12, 12, 3])
+    h = tf.nn.max_pool(conv_layer(x, 16, 0), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    h = conv_layer(h, 16, 1)
+    loss = tf.reduce_mean(tf.square(h))
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    return x, loss, train
+
+
+def test_conv_bias_relu_and_gradient_pairs_fuse_and_train_as_unfused_plans():
+    x, loss, train = small_cnn()
+    data = np.random.default_rng(2).standard_normal((8, 12, 12, 3)).astype(np.float32)
+    conv.clear_algorithm_cache()
+    results = []
+    for config in (None, UNFUSED):
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            results.append([sess.run([loss, train], {x: data})[0] for _ in range(4)])
+            if config is None:
+                lines = fused_lines(sess)
+    assert sum("Conv2D + " in line and "BiasAdd" in line and "Relu" in line for line in lines) == 2
+    assert any("Conv2DBackpropInput + " in line and "Conv2DBackpropFilter" in line for line in lines)
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-5)
+
+
+def test_the_gradient_pair_uses_one_transform_of_dy_when_both_directions_chose_fft(monkeypatch):
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((4, 10, 10, 8)).astype(np.float32), rng.standard_normal((5, 5, 8, 6)).astype(np.float32)
+    dy = rng.standard_normal((4, 10, 10, 6)).astype(np.float32)
+    geo = conv.geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (10, 10), (5, 5))
+    for direction, a, b in (("backprop_input", dy, w), ("backprop_filter", x, dy)):
+        monkeypatch.setitem(conv._CHOSEN, conv._key(direction, a, b, geo, np), "fft")
+    calls = []
+    monkeypatch.setattr(conv, "fft_backprop", lambda *args: _recorded(calls, *args))
+    attrs = {"strides": [1, 1, 1, 1], "padding": "SAME", "dilations": [1, 1, 1, 1], "data_format": "NHWC",
+             "explicit_paddings": []}
+    node = KernelNode("Conv2DBackpropInput", "bi", attrs, (np.dtype(np.int32),) + (np.dtype(np.float32),) * 2,
+                      (np.dtype(np.float32),))
+    both = conv.conv2d_backprop_input(node).with_filter_gradient
+    dx, dw = both(np.array(x.shape, np.int32), w, dy, x, np.array(w.shape, np.int32))
+    assert len(calls) == 1
+    np.testing.assert_allclose(dx, conv.fft_backprop_input(conv.Scratch(np), dy, w, geo), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, conv.fft_backprop_filter(conv.Scratch(np), x, dy, geo), rtol=1e-4, atol=1e-3)
+
+
+_fft_backprop = conv.fft_backprop
+
+
+def _recorded(calls: list, *args):
+    calls.append(args)
+    return _fft_backprop(*args)
+
+
+def test_values_read_elsewhere_or_fetched_are_not_fused_away():
+    x = tf.placeholder(tf.float32, [2, 6, 6, 3])
+    data = np.random.default_rng(4).standard_normal((2, 6, 6, 3)).astype(np.float32)
+    pre_activation = conv_layer(x, 4, 5, relu=False)
+    activation = tf.nn.relu(pre_activation)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        both, fused_only = sess.run([activation, pre_activation], {x: data})
+        assert [line.split(" + ")[1].split(" = ")[1] for line in fused_lines(sess)] == ["BiasAdd"]  # no Relu
+        np.testing.assert_array_equal(both, np.maximum(fused_only, 0))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([activation, pre_activation.op.inputs[0]], {x: data})  # the convolution's own output is fetched
+        assert fused_lines(sess) == []
+
+
+def test_traced_runs_record_every_op_of_fused_lines():
+    x = tf.placeholder(tf.float32, [2, 6, 6, 3])
+    y = conv_layer(x, 4, 6)
+    data = np.random.default_rng(7).standard_normal((2, 6, 6, 3)).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        plain = sess.run(y, {x: data})
+        metadata = tf.RunMetadata()
+        traced = sess.run(y, {x: data}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                          run_metadata=metadata)
+    np.testing.assert_array_equal(plain, traced)
+    recorded = {s.op_type for d in metadata.step_stats.dev_stats for s in d.node_stats}
+    assert {"Conv2D", "BiasAdd", "Relu"} <= recorded
+
+
+@pytest.mark.parametrize("bad", ["bias", "filter"])
+def test_a_failing_fused_line_names_the_op_that_fails(bad):
+    x = tf.placeholder(tf.float32, [2, 6, 6, 3])
+    w = tf.placeholder(tf.float32, [3, 3, None, 4])
+    b = tf.placeholder(tf.float32, [None])
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", name="conv"), b, name="bias"))
+    feeds = {x: np.zeros((2, 6, 6, 3), np.float32), w: np.zeros((3, 3, 3, 4), np.float32), b: np.zeros(4, np.float32)}
+    if bad == "bias":
+        feeds[b] = np.zeros(5, np.float32)
+    else:
+        feeds[w] = np.zeros((3, 3, 2, 4), np.float32)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(y, feeds)
+        assert fused_lines(sess)
+    assert info.value.op.name == ("bias" if bad == "bias" else "conv")
