@@ -1,4 +1,4 @@
-"""tf.losses: the loss collections, and the total of the losses and regularization losses in them."""
+"""tf.losses' collections: the losses added so far, and the total of the losses and regularization losses."""
 
 from __future__ import annotations
 
