@@ -23,8 +23,10 @@ from tfnb.variables import *  # noqa: F401,F403
 from tfnb.variable_scope import *  # noqa: F401,F403
 from tfnb.init_ops import *  # noqa: F401,F403
 from tfnb.gradients import gradients
-from tfnb.indexed_slices import IndexedSlices
+from tfnb.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tfnb.ops.segment_ops import *  # noqa: F401,F403
+from tfnb.ops.selection_ops import *  # noqa: F401,F403
+from tfnb.ops.contraction_ops import *  # noqa: F401,F403
 from tfnb.ops.data_flow_ops import *  # noqa: F401,F403
 from tfnb.readers import *  # noqa: F401,F403
 from tfnb.ops import broadcast_grad  # noqa: F401  (registers BroadcastGradientArgs)

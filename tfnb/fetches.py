@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from tfnb.errors import NotFoundError
+from tfnb.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tfnb.operation import Operation
 from tfnb.tensor import Tensor
 
@@ -42,6 +43,10 @@ def _flatten(graph, fetches, leaves: list) -> Callable:
         kind = type(fetches)
         parts = {k: _flatten(graph, v, leaves) for k, v in fetches.items()}
         return lambda values: kind({k: p(values) for k, p in parts.items()})
+    if isinstance(fetches, IndexedSlices):
+        parts = [_absent if part is None else _flatten(graph, part, leaves)
+                 for part in (fetches.values, fetches.indices, fetches.dense_shape)]
+        return lambda values: IndexedSlicesValue(*[p(values) for p in parts])
     if fetches is None:
         raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
     element = _as_fetch_element(graph, fetches)
@@ -50,10 +55,22 @@ def _flatten(graph, fetches, leaves: list) -> Callable:
     return lambda values: values[index]
 
 
+def _absent(values) -> None:
+    """The dense_shape of an IndexedSlices built without one: None, as TF fetches it."""
+    return None
+
+
 def _as_fetch_element(graph, fetch):
+    """The graph element `fetch` names; ValueError for a name or element not in `graph` (as TF1), TypeError else."""
+    if isinstance(fetch, bytes):
+        fetch = fetch.decode()
     try:
         return graph.as_graph_element(fetch)
     except NotFoundError as error:
-        raise NotFoundError(None, None, f"Fetch argument {fetch!r} cannot be interpreted: {error.message}") from None
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}: {error}") from None
+        message = error.message
+    except ValueError as error:
+        message = str(error)
+    except TypeError as error:
+        raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}, must be a string or Tensor. "
+                        f"({error})") from None
+    raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. ({message})")

@@ -6,8 +6,14 @@ it to those rows alone. Where a dense tensor is needed it is converted by summin
 
 from __future__ import annotations
 
+import collections
+
 from tfnb.ops.constant_op import register_tensor_conversion_function
 from tfnb.tensor import Tensor
+
+
+IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue", ["values", "indices", "dense_shape"])
+IndexedSlicesValue.__doc__ = "What Session.run gives for an IndexedSlices: values, indices and dense_shape (or None)."
 
 
 class IndexedSlices:

@@ -9,3 +9,4 @@ from tfnb.ops.math_ops import (abs, accumulate_n, add, add_n, argmax, argmin, ce
                                sign, sin, sqrt, square, squared_difference, subtract, tan, tanh, truediv, truncatediv,
                                truncatemod)
 from tfnb.ops.segment_ops import segment_sum, unsorted_segment_sum  # noqa: F401,E402
+from tfnb.ops.selection_ops import top_k  # noqa: F401,E402

@@ -1610,10 +1610,46 @@ def fetching_a_variable_gives_its_value(tf):
     return run(tf, {"v": v, "list": [v]}, init=True)
 
 
-@program(differs="reported: tfnb/fetches.py raises NotFoundError (a KeyError) where TF raises ValueError")
+@program
 def fetching_a_missing_name_is_a_value_error(tf):
     tf.constant(1.0, name="something")
     return run(tf, "nothing:0")
+
+
+@program
+def fetching_a_missing_operation_name_is_a_value_error(tf):
+    tf.constant(1.0, name="something")
+    return run(tf, "nothing")
+
+
+@program
+def fetching_a_bad_output_index_is_a_value_error(tf):
+    tf.constant(1.0, name="x")
+    return run(tf, "x:5")
+
+
+@program
+def fetching_a_malformed_tensor_name_is_a_value_error(tf):
+    tf.constant(1.0, name="x")
+    return run(tf, "x:first")
+
+
+@program
+def fetching_a_missing_name_inside_a_structure_is_a_value_error(tf):
+    x = tf.constant(1.0, name="x")
+    return run(tf, {"a": [x, ("x:0", "nothing:0")]})
+
+
+@program
+def fetching_a_number_is_a_type_error(tf):
+    tf.constant(1.0)
+    return run(tf, [3])
+
+
+@program
+def fetching_names_as_bytes(tf):
+    tf.constant(1.0, name="x")
+    return run(tf, [b"x:0", b"x"])
 
 
 @program
@@ -1785,10 +1821,38 @@ def while_loop_forms(tf):
     return run(tf, [total, list(pair), capped, nested])
 
 
-@program(differs="reported: TF1 packs the results in the structure the body returns (a tuple here), tfnb in "
-                 "that of loop_vars (tfnb/ops/while_loop.py)")
+@program
 def while_loop_results_take_the_body_structure(tf):
     return type(tf.while_loop(lambda i, j: i < 3, lambda i, j: (i + 1, j), [0, 1])).__name__
+
+
+@program
+def while_loop_results_take_nested_body_structures(tf):
+    Pair = collections.namedtuple("Pair", ["a", "b"])
+    looped = tf.while_loop(lambda i, d, p: i < 3,
+                           lambda i, d, p: [i + 1, {"x": d["x"] * 2.0, "y": d["y"]}, Pair(p.a + p.b, [p.b[0] + 1])],
+                           (0, {"y": tf.constant([1, 2]), "x": 1.0}, Pair(tf.constant(0), [tf.constant(1)])))
+    swapped = tf.while_loop(lambda a, b: a < 10, lambda a, b: Pair(a + b, a), Pair(1, 1))
+    return type(looped).__name__, type(swapped).__name__, run(tf, [looped, swapped])
+
+
+@program
+def while_loop_single_results_and_return_same_structure(tf):
+    bare = tf.while_loop(lambda i: i < 3, lambda i: (i + 1,), [0])
+    same = tf.while_loop(lambda i: i < 3, lambda i: (i + 1,), [0], return_same_structure=True)
+    listed = tf.while_loop(lambda i: i < 3, lambda i: i + 1, (0,), return_same_structure=True)
+    capped = tf.while_loop(lambda a, b: a < 100, lambda a, b: [a + b, b], [1, 2], maximum_iterations=3)
+    return run(tf, [bare, same, listed, capped])
+
+
+@program
+def while_loop_nested_list_for_tuple_is_a_type_error(tf):
+    return tf.while_loop(lambda i, p: i < 3, lambda i, p: (i + 1, [p[0], p[1]]), [0, (1, 2)])
+
+
+@program
+def while_loop_body_returning_too_few_values_is_a_value_error(tf):
+    return tf.while_loop(lambda i, j: i < 3, lambda i, j: i + 1, [0, 1])
 
 
 @program
@@ -1953,7 +2017,7 @@ def list_index_is_a_type_error(tf):
     return tf.ones([3, 2])[[0, 1]]
 
 
-@program(differs="TF indexes with a bool tensor as boolean_mask does; tfnb has no boolean_mask and raises TypeError")
+@program
 def bool_tensor_index_is_a_boolean_mask(tf):
     x = tf.ones([3])
     return x[x > 0]
@@ -1988,13 +2052,27 @@ def running_a_closed_session_is_a_runtime_error(tf):
     return sess.run(x)
 
 
-@program(differs="reported: tfnb/fetches.py raises TypeError where TF raises ValueError")
+@program
 def fetching_a_tensor_of_another_graph_is_a_value_error(tf):
     other = tf.Graph()
     with other.as_default():
         a = tf.constant(1.0)
     tf.constant(2.0)
     return run(tf, a)
+
+
+@program
+def fetching_an_op_of_another_graph_is_a_value_error(tf):
+    other = tf.Graph()
+    with other.as_default():
+        op = tf.no_op()
+    return run(tf, [tf.constant(2.0), op])
+
+
+@program(differs="reported: tfnb/session.py raises NotFoundError (a KeyError) for a missing feed key name and "
+                 "ValueError for a tensor of another graph; TF raises TypeError for both")
+def feeding_a_missing_name_is_a_type_error(tf):
+    return run(tf, tf.constant(1.0, name="x"), {"nothing:0": 1.0})
 
 
 @program
@@ -2509,9 +2587,25 @@ def variable_scope_with_auxiliary_name_scope_off(tf):
     return w.name, c.name
 
 
-@program(differs="reported: tfnb/ops/cond.py accepts a Python bool pred; TF1 raises TypeError")
+@program
 def cond_with_a_python_bool_is_a_type_error(tf):
     return tf.cond(True, lambda: tf.constant(1), lambda: tf.constant(2))
+
+
+@program
+def cond_with_a_numpy_bool_is_a_constant_predicate(tf):
+    return run(tf, [tf.cond(np.bool_(False), lambda: tf.constant(1), lambda: tf.constant(2)),
+                    tf.cond(np.array(True), lambda: tf.constant(1), lambda: tf.constant(2))])
+
+
+@program
+def cond_with_an_int_predicate_is_a_type_error(tf):
+    return tf.cond(tf.constant(1), lambda: tf.constant(1), lambda: tf.constant(2))
+
+
+@program
+def case_with_a_python_bool_is_a_type_error(tf):
+    return tf.case([(True, lambda: tf.constant(1))], default=lambda: tf.constant(2))
 
 
 @program
@@ -2652,10 +2746,27 @@ def as_dtype_of_an_unknown_name_is_a_type_error(tf):
     return tf.as_dtype("nope")
 
 
-@program(differs="reported: tfnb's Session.run cannot fetch an IndexedSlices (TF gives an IndexedSlicesValue)")
+@program
 def fetching_a_sparse_gradient(tf):
     params = tf.constant([[1.0, 2.0], [3.0, 4.0]])
     return run(tf, tf.gradients(tf.reduce_sum(tf.gather(params, [1, 1])), params)[0])
+
+
+@program
+def fetching_sparse_gradients_in_structures(tf):
+    params = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    x = tf.placeholder(tf.float32, [])
+    grad = tf.gradients(tf.reduce_sum(tf.gather(params, [2, 0]) * x), params)[0]
+    with tf.Session() as sess:
+        fetched = sess.run({"grad": [grad, grad.values], "pair": (grad.indices, grad)}, {x: 2.0})
+        called = sess.make_callable([grad, grad.dense_shape], [x])(3.0)
+        return fetched, called, type(fetched["grad"][0]).__name__, list(fetched["grad"][0]._fields)
+
+
+@program
+def fetching_indexed_slices_without_a_dense_shape(tf):
+    slices = tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([3]))
+    return run(tf, [slices, tf.IndexedSlices(slices.values, slices.indices, tf.constant([5, 2]))])
 
 
 @program

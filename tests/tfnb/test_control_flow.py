@@ -62,7 +62,7 @@ def test_while_loop_counts_and_tags_iterations():
     i = tf.constant(0)
     total = tf.placeholder(tf.float32, [])
     out = tf.while_loop(lambda i, t: i < 5, lambda i, t: (i + 1, t + tf.cast(i, tf.float32)), [i, total])
-    assert run(out, {total: 0.5}) == [5, 10.5]
+    assert run(out, {total: 0.5}) == (5, 10.5)
     _, metadata = traced(out, {total: 0.0})
     adds = [s for s in metadata.node_stats() if s.node_name.endswith("/add")]
     assert {s.frame for s in adds if not s.dead} == {f"while:{k}" for k in range(5)}
@@ -92,7 +92,7 @@ def test_maximum_iterations_and_structured_loop_vars():
     capped = tf.while_loop(lambda i: i < 100, lambda i: i + 1, [tf.constant(0)], maximum_iterations=3)
     assert run(capped) == 3
     state = {"n": tf.constant(0), "v": tf.constant([1.0, 1.0])}
-    out = tf.while_loop(lambda s: s["n"] < 3, lambda s: {"n": s["n"] + 1, "v": s["v"] * 2.0}, [state])
+    out = tf.while_loop(lambda s: s["n"] < 3, lambda s: [{"n": s["n"] + 1, "v": s["v"] * 2.0}], [state])
     result = run(out)
     assert result[0]["n"] == 3 if isinstance(result, list) else result["n"] == 3
 
@@ -129,7 +129,7 @@ def test_loops_compile_to_python_while():
     x = tf.placeholder(tf.float32, [])
     out = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0), [tf.constant(0), x])
     with tf.Session() as sess:
-        assert sess.run(out, {x: 1.0}) == [3, 8.0]
+        assert sess.run(out, {x: 1.0}) == (3, 8.0)
         source = next(iter(sess._cache.values())).plan.source
     assert "while True:" in source and "break" in source
 

@@ -8,6 +8,7 @@ from tfnb.graph import get_default_graph
 from tfnb.ops.array_ops import identity
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.control_flow_primitives import merge, switch
+from tfnb.tensor import Tensor
 
 __all__ = ["cond", "case"]
 
@@ -20,6 +21,8 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name: str | No
         raise TypeError("true_fn and false_fn must be callable")
     graph = get_default_graph()
     with graph.name_scope(name or "cond"):
+        if isinstance(pred, bool):
+            raise TypeError("'pred' must not be a Python bool.")
         pred = convert_to_tensor(pred)
         false_switch, true_switch = switch(pred, pred)
         pivots = (identity(false_switch, name="switch_f"), identity(true_switch, name="switch_t"))
@@ -51,6 +54,11 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, strict: bool = Fa
     tfnb differs: `exclusive=True` does not check at run time that at most one predicate is true.
     """
     pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
+    for pred, fn in pairs:
+        if not isinstance(pred, Tensor):
+            raise TypeError(f"pred must be a Tensor, got: {pred!r}")
+        if not callable(fn):
+            raise TypeError(f"fn for pred {pred.name} must be callable.")
     if default is None:
         if not pairs:
             raise ValueError("case needs at least one pred_fn pair or a default")
