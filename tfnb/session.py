@@ -266,14 +266,21 @@ class Session:
         return fn(StepContext(0), *values) if needs_step else fn(*values)
 
     def _feed_tensor(self, key) -> Tensor:
+        """The tensor a feed_dict key names; TypeError (as TF) for a key that names no tensor of this graph."""
         if isinstance(key, str):
-            return self._graph.get_tensor_by_name(key)
+            try:
+                return self._graph.get_tensor_by_name(key)
+            except (KeyError, ValueError) as error:
+                message = error.args[0] if error.args else str(error)
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {message}") from None
         if hasattr(key, "_as_graph_element"):
             key = key._as_graph_element()
         if not isinstance(key, Tensor):
-            raise TypeError(f"The key of a feed must be a Tensor or a tensor name, got {key!r}")
+            raise TypeError(f"Cannot interpret feed_dict key as Tensor: the key of a feed must be a Tensor or a "
+                            f"tensor name, got {key!r}")
         if key.graph is not self._graph:
-            raise ValueError(f"Cannot feed {key.name}: it is not an element of this session's graph.")
+            raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key.name} is not an element of this "
+                            f"session's graph.")
         return key
 
     def _bind(self, op: Operation, device: LocalDevice):

@@ -2069,10 +2069,24 @@ def fetching_an_op_of_another_graph_is_a_value_error(tf):
     return run(tf, [tf.constant(2.0), op])
 
 
-@program(differs="reported: tfnb/session.py raises NotFoundError (a KeyError) for a missing feed key name and "
-                 "ValueError for a tensor of another graph; TF raises TypeError for both")
+@program
 def feeding_a_missing_name_is_a_type_error(tf):
     return run(tf, tf.constant(1.0, name="x"), {"nothing:0": 1.0})
+
+
+@program
+def feeding_bad_keys_is_a_type_error(tf):
+    x = tf.constant(1.0, name="x")
+    other = tf.Graph()
+    with other.as_default():
+        y = tf.constant(2.0)
+    outcomes = []
+    for key in ["nothing", "x:3", "x", y, 3]:
+        try:
+            run(tf, x, {key: 1.0})
+        except Exception as error:  # noqa: BLE001 - the class of each error is what is compared
+            outcomes.append(type(error).__name__)
+    return outcomes
 
 
 @program
