@@ -946,7 +946,7 @@ def max_pool_grad(node):
     xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
     fill = _lowest(out_dtype)
 
-    def run(x, y, dy):
+    def run(x, y, dy, relu_grad: bool = False):
         geo = _pool_geometry_or_fail(attrs, x.shape)
         if dy.shape != _pooled_shape(x.shape, geo):
             _fail(f"MaxPoolGrad: grad of shape {list(dy.shape)} does not match orig_input {list(x.shape)}")
@@ -954,13 +954,21 @@ def max_pool_grad(node):
             return xp.zeros(x.shape, dtype=out_dtype)
         if _tiling(geo):
             dx = scratch.output("out", x.shape, out_dtype)
-            parallel_parts(lambda part: _tiled_max_pool_grad(scratch, x[part], dy[part], geo, dx[part]), x.shape[0],
-                         x.size)
+
+            def part_of(part):
+                _tiled_max_pool_grad(scratch, x[part], dy[part], geo, dx[part])
+                if relu_grad:  # ReluGrad's product, while the part is in the caches
+                    xp.multiply(dx[part], x[part] > zero, out=dx[part])
+
+            parallel_parts(part_of, x.shape[0], x.size)
             return dx
         flat = _first_max_flat(scratch, x, geo, fill).reshape(-1)
-        sums = xp.bincount(flat, weights=dy.reshape(-1), minlength=x.size)
-        return sums.astype(out_dtype, copy=False).reshape(x.shape)
+        dx = xp.bincount(flat, weights=dy.reshape(-1), minlength=x.size).astype(out_dtype, copy=False).reshape(x.shape)
+        return xp.multiply(dx, x > zero, out=dx) if relu_grad else dx
 
+    zero = np.dtype(out_dtype).type(0)
+    # For tfnb/fusion.py: ReluGrad(MaxPoolGrad(x, y, dy), x), with ReluGrad's arithmetic.
+    run.with_relu_grad = lambda x, y, dy: run(x, y, dy, True)
     return run
 
 

@@ -6,7 +6,9 @@ offers the combined variant (an attribute of its callable, like `inplace` in buf
 - Conv2D -> BiasAdd [-> Relu]: `with_bias` / `with_bias_relu` add the bias (and clip) on each chunk
   of the convolution's outputs as soon as it is written;
 - Conv2DBackpropInput and Conv2DBackpropFilter of one dy: `with_filter_gradient` computes both,
-  transforming dy once.
+  transforming dy once;
+- MaxPoolGrad -> ReluGrad of the pool's own input (a ReLU before the pool): `with_relu_grad` masks
+  each part of the pool's gradient as soon as it is written.
 
 Only values that no other line reads and nothing fetches disappear. The graph is unchanged, and
 traced runs are not fused: a trace records every op. When a fused line fails, its ops run again
@@ -26,6 +28,7 @@ _SAME_CONVOLUTION_ATTRS = ("strides", "padding", "dilations", "data_format", "ex
 def fuse(steps: list[Step], fetched: set[str]) -> list[Step]:
     """The plan's lines with fusable runs replaced by one line each (see the module docstring)."""
     steps = _fuse_bias_and_relu(steps, fetched)
+    steps = _fuse_pool_and_relu_gradients(steps, fetched)
     return _fuse_gradient_pairs(steps, fetched)
 
 
@@ -69,6 +72,26 @@ def _fuse_bias_and_relu(steps: list[Step], fetched: set[str]) -> list[Step]:
         fused[last_index] = replace(step, kernel=_replaying(getattr(step.kernel, variant), _chain_replay(chain)),
                                     args=step.args + bias.args[1:], outputs=chain[-1].outputs,
                                     fused=tuple(s.op for s in chain))
+    return [fused.get(i, step) for i, step in enumerate(steps) if i in fused or i not in drop]
+
+
+def _fuse_pool_and_relu_gradients(steps: list[Step], fetched: set[str]) -> list[Step]:
+    uses = _uses(steps)
+    readers = {arg: index for index, step in enumerate(steps) for arg in step.args}
+    drop: set[int] = set()
+    fused: dict[int, Step] = {}
+    for index, step in enumerate(steps):
+        variant = _kernel_of(step, "MaxPoolGrad", "with_relu_grad")
+        if variant is None or not _private(step.outputs[0], uses, fetched):
+            continue
+        relu_index = readers[step.outputs[0]]
+        relu = steps[relu_index]
+        if (relu.op is None or relu.op.type != "ReluGrad" or relu.fused or relu.device != step.device
+                or relu.args != [step.outputs[0], step.args[0]]):
+            continue
+        drop.add(index)
+        fused[relu_index] = replace(step, kernel=_replaying(variant, _chain_replay([step, relu])),
+                                    outputs=relu.outputs, fused=(step.op, relu.op))
     return [fused.get(i, step) for i, step in enumerate(steps) if i in fused or i not in drop]
 
 
@@ -123,10 +146,17 @@ def _tagged(step: Step, *args):
 
 
 def _chain_replay(chain: list[Step]):
-    """Conv2D, BiasAdd [, Relu] one after the other, from the fused line's arguments (x, w, bias)."""
+    """The chain's ops one after the other, from the fused line's arguments: the first op's, then the
+    others' beyond the value passed along (Conv2D, BiasAdd [, Relu]), or the first op's input x again
+    (MaxPoolGrad, ReluGrad of x)."""
+    first_args = len(chain[0].args)
 
-    def replay(x, w, bias):
-        value = _tagged(chain[1], _tagged(chain[0], x, w), bias)
+    def replay(*args):
+        value = _tagged(chain[0], *args[:first_args])
+        if chain[1].op.type == "ReluGrad":
+            _tagged(chain[1], value, args[0])
+            return
+        value = _tagged(chain[1], value, *args[first_args:])
         if len(chain) == 3:
             _tagged(chain[2], value)
 

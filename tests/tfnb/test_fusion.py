@@ -49,6 +49,7 @@ def test_conv_bias_relu_and_gradient_pairs_fuse_and_train_as_unfused_plans():
                 lines = fused_lines(sess)
     assert sum("Conv2D + " in line and "BiasAdd" in line and "Relu" in line for line in lines) == 2
     assert any("Conv2DBackpropInput + " in line and "Conv2DBackpropFilter" in line for line in lines)
+    assert any("MaxPoolGrad + " in line and "ReluGrad" in line for line in lines)
     np.testing.assert_allclose(results[0], results[1], rtol=1e-5)
 
 
@@ -127,3 +128,18 @@ def test_a_failing_fused_line_names_the_op_that_fails(bad):
             sess.run(y, feeds)
         assert fused_lines(sess)
     assert info.value.op.name == ("bias" if bad == "bias" else "conv")
+
+
+@pytest.mark.parametrize("ksize,strides", [(2, 2), (3, 2)])  # tiling windows and overlapping ones
+def test_pool_gradient_fused_with_relu_gradient_is_exact(ksize, strides):
+    x = tf.placeholder(tf.float32, [4, 9, 9, 5])
+    pooled = tf.nn.max_pool(tf.nn.relu(x), [1, ksize, ksize, 1], [1, strides, strides, 1], "SAME")
+    grad = tf.gradients(tf.reduce_sum(pooled * pooled), x)[0]
+    data = np.random.default_rng(8).standard_normal((4, 9, 9, 5)).astype(np.float32)
+    results = []
+    for config in (None, UNFUSED):
+        with tf.Session(config=config) as sess:
+            results.append(sess.run(grad, {x: data}))
+            if config is None:
+                assert any("MaxPoolGrad + " in line for line in fused_lines(sess))
+    np.testing.assert_array_equal(results[0], results[1])
