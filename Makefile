@@ -17,6 +17,9 @@ $(BIN)/python:
 # differential tests in tests/compat); both are CPU-only packages.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test,notebook,tensorboard,bench]"
+	# TF 2's Keras 3 has no tf.compat.v1.layers; tf-keras brings them back for tests/compat/test_tf1_layers.py.
+	# No deps: it asks for `tensorflow`, which tensorflow-cpu provides under another distribution name.
+	$(BIN)/python -m pip install --quiet --no-deps "tf-keras~=$$($(BIN)/python -c 'from importlib.metadata import version; print(version("tensorflow-cpu").rsplit(".", 1)[0])').0"
 	touch $(STAMP)
 
 lab: $(STAMP)

@@ -30,7 +30,7 @@ from tfnb.ops.contraction_ops import *  # noqa: F401,F403
 from tfnb.ops.data_flow_ops import *  # noqa: F401,F403
 from tfnb.readers import *  # noqa: F401,F403
 from tfnb.ops import broadcast_grad  # noqa: F401  (registers BroadcastGradientArgs)
-from tfnb import contrib, datasets, initializers, losses, math, nn, summary, train  # noqa: E402
+from tfnb import contrib, datasets, initializers, layers, losses, math, nn, summary, train  # noqa: E402
 from tfnb.session import (ConfigProto, GraphOptions, InteractiveSession, OptimizerOptions, Session,
                           get_default_session)
 from tfnb.tensor import Tensor
