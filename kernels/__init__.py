@@ -2,7 +2,7 @@
 
 from tfnb.kernels import (array, conv, core, math, nn, normalization, queues, random, readers, segment,  # noqa: F401
                           state, summary, training)  # importing registers the kernels
-from tfnb.kernels import accumulators  # noqa: F401
+from tfnb.kernels import accumulators, tensor_array  # noqa: F401
 from tfnb.kernels import contraction, selection  # noqa: F401
 from tfnb.kernels.registry import KernelNode, StepContext, find_kernel, has_kernel, kernel, registered_kernels
 

@@ -28,6 +28,8 @@ from tfnb.ops.segment_ops import *  # noqa: F401,F403
 from tfnb.ops.selection_ops import *  # noqa: F401,F403
 from tfnb.ops.contraction_ops import *  # noqa: F401,F403
 from tfnb.ops.data_flow_ops import *  # noqa: F401,F403
+from tfnb.ops.tensor_array_ops import *  # noqa: F401,F403
+from tfnb.ops.functional_ops import *  # noqa: F401,F403
 from tfnb.readers import *  # noqa: F401,F403
 from tfnb.ops import broadcast_grad  # noqa: F401  (registers BroadcastGradientArgs)
 from tfnb import contrib, datasets, initializers, layers, losses, math, nn, summary, train  # noqa: E402

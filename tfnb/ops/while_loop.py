@@ -15,7 +15,8 @@ from tfnb.ops import accumulator_ops  # noqa: F401  (registers the ops a loop's 
 from tfnb.ops.array_ops import identity
 from tfnb.ops.constant_op import constant, convert_to_tensor
 from tfnb.ops.control_flow_primitives import enter, exit, loop_cond, merge, next_iteration, switch
-from tfnb.tensor_shape import as_shape
+from tfnb.ops.tensor_array_ops import TensorArray, arrays_like, flows_of
+from tfnb.tensor_shape import TensorShape, as_shape
 
 __all__ = ["while_loop"]
 
@@ -26,8 +27,14 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`, inside the graph (one frame).
 
     The results take the structure `body` returns, a single one bare unless `return_same_structure` (as TF1).
+    A TensorArray among the loop variables is carried as its flow tensor, as in TF1.
     tfnb differs: swap_memory is accepted and ignored.
     """
+    if any(isinstance(v, TensorArray) for v in nest.flatten(loop_vars)):
+        return _carrying_tensor_arrays(cond, body, loop_vars, shape_invariants, parallel_iterations=parallel_iterations,
+                                       back_prop=back_prop, swap_memory=swap_memory, name=name,
+                                       maximum_iterations=maximum_iterations,
+                                       return_same_structure=return_same_structure)
     if not callable(cond) or not callable(body):
         raise TypeError("cond and body must be callable")
     if parallel_iterations < 1:
@@ -75,6 +82,22 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if maximum_iterations is not None:
         return packed[1]
     return packed[0] if len(exits) == 1 and not return_same_structure else packed
+
+
+def _carrying_tensor_arrays(cond, body, loop_vars, shape_invariants, **options):
+    """while_loop over the flows of the TensorArrays among loop_vars; cond and body see TensorArrays."""
+    if shape_invariants is not None:
+        shape_invariants = nest.pack_sequence_as(shape_invariants, [
+            TensorShape([]) if isinstance(v, TensorArray) else s
+            for v, s in zip(nest.flatten(loop_vars), nest.flatten(shape_invariants))])
+
+    def flow_cond(*args):
+        return cond(*arrays_like(loop_vars, args))
+
+    def flow_body(*args):
+        return flows_of(body(*arrays_like(loop_vars, args)))
+
+    return arrays_like(loop_vars, while_loop(flow_cond, flow_body, flows_of(loop_vars), shape_invariants, **options))
 
 
 def _bounded(cond, body, loop_vars, maximum_iterations, single: bool):
