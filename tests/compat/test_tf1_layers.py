@@ -8,30 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from program_registry import Programs, run as run_in_session, shapes
 
 pytestmark = pytest.mark.filterwarnings("ignore:`tf.layers.*is deprecated:UserWarning")
 
-PROGRAMS = []
-
-
-def program(fn=None, *, differs: str | None = None):
-    """Registers a program; `differs` says why tfnb's outcome is expected to differ from TensorFlow's."""
-    def register(fn):
-        marks = [pytest.mark.xfail(strict=True, reason=differs)] if differs else []
-        PROGRAMS.append(pytest.param(fn, id=fn.__name__, marks=marks))
-        return fn
-    return register(fn) if fn is not None else register
+PROGRAMS = Programs()
+program = PROGRAMS.register
 
 
 def run(tf, fetches, feed_dict=None):
     """`fetches` run in a new Session after the global variables' initializer."""
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        return sess.run(fetches, feed_dict)
-
-
-def shapes(*tensors) -> list:
-    return [None if t.shape.ndims is None else t.shape.as_list() for t in tensors]
+    return run_in_session(tf, fetches, feed_dict, init=True)
 
 
 def names(variables) -> list:

@@ -4,27 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from program_registry import Programs, described, run
 
-PROGRAMS = []
-
-
-def program(fn=None, *, differs: str | None = None):
-    """Registers a program; `differs` says why tfnb's outcome is expected to differ from TensorFlow's."""
-    def register(fn):
-        marks = [pytest.mark.xfail(strict=True, reason=differs)] if differs else []
-        PROGRAMS.append(pytest.param(fn, id=fn.__name__, marks=marks))
-        return fn
-    return register(fn) if fn is not None else register
-
-
-def run(tf, fetches, feed_dict=None):
-    with tf.Session() as sess:
-        return sess.run(fetches, feed_dict)
-
-
-def described(*tensors) -> list:
-    """Name, dtype name and static shape of each tensor."""
-    return [(t.name, t.dtype.name, None if t.shape.ndims is None else t.shape.as_list()) for t in tensors]
+PROGRAMS = Programs()
+program = PROGRAMS.register
 
 
 LABELS = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]], np.float32)

@@ -11,35 +11,10 @@ import collections
 
 import numpy as np
 import pytest
+from program_registry import Programs, described, run, shapes
 
-PROGRAMS = []
-
-
-def program(fn=None, *, differs: str | None = None):
-    """Registers a program; `differs` says why tfnb's outcome is expected to differ from TensorFlow's."""
-    def register(fn):
-        marks = [pytest.mark.xfail(strict=True, reason=differs)] if differs else []
-        PROGRAMS.append(pytest.param(fn, id=fn.__name__, marks=marks))
-        return fn
-    return register(fn) if fn is not None else register
-
-
-def run(tf, fetches, feed_dict=None, init: bool = False):
-    """`fetches` run in a new Session, after the global variables' initializer if `init`."""
-    with tf.Session() as sess:
-        if init:
-            sess.run(tf.global_variables_initializer())
-        return sess.run(fetches, feed_dict)
-
-
-def shapes(*tensors) -> list:
-    """The static shapes of tensors as lists (None for an unknown rank)."""
-    return [None if t.shape.ndims is None else t.shape.as_list() for t in tensors]
-
-
-def described(*tensors) -> list:
-    """What a user sees of tensors without running them: name, dtype name and static shape."""
-    return [(t.name, t.dtype.name) for t in tensors] + [shapes(*tensors)]
+PROGRAMS = Programs()
+program = PROGRAMS.register
 
 
 X23 = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]

@@ -1,34 +1,16 @@
 """TF1 programs using TensorArray, map_fn, scan, foldl and foldr, run under TensorFlow and under tfnb.
 
-The harness is in conftest.py; `program`/`run`/`shapes` follow tests/compat/test_tf1_programs.py.
+The harness is in conftest.py, the registry and helpers in program_registry.py.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from program_registry import Programs, run, shapes
 
-PROGRAMS = []
-
-
-def program(fn=None, *, differs: str | None = None):
-    """Registers a program; `differs` says why tfnb's outcome is expected to differ from TensorFlow's."""
-    def register(fn):
-        marks = [pytest.mark.xfail(strict=True, reason=differs)] if differs else []
-        PROGRAMS.append(pytest.param(fn, id=fn.__name__, marks=marks))
-        return fn
-    return register(fn) if fn is not None else register
-
-
-def run(tf, fetches, feed_dict=None):
-    """`fetches` run in a new Session."""
-    with tf.Session() as sess:
-        return sess.run(fetches, feed_dict)
-
-
-def shapes(*tensors) -> list:
-    """The static shapes of tensors as lists (None for an unknown rank)."""
-    return [None if t.shape.ndims is None else t.shape.as_list() for t in tensors]
+PROGRAMS = Programs()
+program = PROGRAMS.register
 
 
 X = np.arange(12, dtype=np.float32).reshape(4, 3) / 4.0
