@@ -483,15 +483,20 @@ def fft_backprop_input(scratch: Scratch, dy, w, geo: Geometry):
     return out
 
 
-def fft_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
-    """Conv2DBackpropFilter as the batch sum of spectrum(x) times conj(spectrum(dy)), read at the taps."""
+def fft_backprop_filter(scratch: Scratch, x, dy, geo: Geometry, each_dy_spectrum=None):
+    """Conv2DBackpropFilter as the batch sum of spectrum(x) times conj(spectrum(dy)), read at the taps.
+
+    `each_dy_spectrum(images, spectrum)` also gets each chunk's spectrum of dy (see fft_backprop).
+    """
     xp = scratch.xp
 
     def chunks(selection):
         total = None
         for images in selection:
-            xs = _data_spectrum(scratch, "x", x[images], geo, "input")
             ys = _data_spectrum(scratch, "dy", dy[images], geo, "output")
+            if each_dy_spectrum is not None:
+                each_dy_spectrum(images, ys)
+            xs = _data_spectrum(scratch, "x", x[images], geo, "input")
             shape = xs.shape[:3] + (x.shape[3], dy.shape[3])
             # The sum goes back to the calling thread: an output array, not this thread's scratch.
             into = scratch.output("filter.sum", shape, x.dtype) if total is None else scratch("product", shape, x.dtype)
@@ -508,27 +513,13 @@ def fft_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
 
 def fft_backprop(scratch: Scratch, x, w, dy, geo: Geometry) -> tuple:
     """Both gradients of a convolution, (input, filter), from one spectrum of each chunk of dy."""
-    xp = scratch.xp
-    ws = _spectrum(scratch, "w", xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap")
+    ws = _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap")
     dx = scratch.output("dx", (x.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
 
-    def chunks(selection):
-        total = None
-        for images in selection:
-            ys = _data_spectrum(scratch, "dy", dy[images], geo, "output")
-            _nhwc_signal(scratch, _product(scratch, ys, ws, False), geo, "input", dx[images])
-            xs = _data_spectrum(scratch, "x", x[images], geo, "input")
-            shape = xs.shape[:3] + (x.shape[3], dy.shape[3])
-            into = scratch.output("filter.sum", shape, x.dtype) if total is None else scratch("product", shape, x.dtype)
-            product = _complex_matmul(scratch, xs.swapaxes(3, 4), ys, True, into)
-            total = product if total is None else xp.add(total, product, out=total)
-        return total
+    def input_gradient(images, ys):
+        _nhwc_signal(scratch, _product(scratch, ys, ws, False), geo, "input", dx[images])
 
-    total, *others = _per_chunk(chunks, x.shape[0], _spectrum_bytes(geo, x.shape[3] + dy.shape[3], x.itemsize))
-    for other in others:
-        xp.add(total, other, out=total)
-    dw = scratch.output("dw", (geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3]), x.dtype)
-    return dx, _signal(scratch, total, geo, "tap", dw).reshape(dw.shape)
+    return dx, fft_backprop_filter(scratch, x, dy, geo, input_gradient)
 
 
 # -- algorithm choice -----------------------------------------------------------------------------
