@@ -13,14 +13,17 @@ def interleaved_medians(contenders: dict[str, Callable[[], object]], rounds: int
     """Median seconds per call of each contender, measured in alternating rounds (`clock`: wall time, or
     `time.process_time` for this process's CPU time, which other processes on a busy machine disturb less).
 
-    `pause` seconds pass before each contender's turn: thread pools that spin while idle (OpenMP's,
+    Each round starts with the next contender (A B C, B C A, ...), so that none always follows the same
+    one. `pause` seconds pass before each contender's turn: thread pools that spin while idle (OpenMP's,
     OpenBLAS's, TF's) then stop before the next contender starts, so none runs beside another's spin.
     """
     for fn in contenders.values():
         fn()
     samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
+    order = list(contenders.items())
+    for round_index in range(rounds):
+        shift = round_index % len(order)
+        for name, fn in order[shift:] + order[:shift]:
             time.sleep(pause)
             start = clock()
             for _ in range(number):
