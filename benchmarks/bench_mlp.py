@@ -44,7 +44,7 @@ def main() -> None:
         tf_sess, tf_x, tf_labels, tf_loss, tf_train = build_mlp(tf1, params)
         tf_feeds = {tf_x: x_value, tf_labels: label_value}
         contenders["tf1 Session.run"] = lambda: tf_sess.run([tf_loss, tf_train], tf_feeds)
-    medians = interleaved_medians(contenders, rounds=11, number=5)
+    medians = interleaved_medians(contenders, rounds=15, number=10, pause=0.1)
     report("MLP 784-512-512-10 training step, batch 128, SGD", medians, "numpy floor (preallocated)", 1e-3, "ms",
            "tfnb ≤ 1.05x numpy floor")
     check_losses_match()
