@@ -740,6 +740,21 @@ def conv2d_backprop_filter(node):
 # several times slower on unpredictable masks.
 
 
+# Input bytes per step of a pooling pass: with them, a step's several passes stay in a core's L2 cache.
+_POOL_STEP_BYTES = 1 << 20
+
+
+def _in_cache_sized_parts(fn, x) -> None:
+    """fn(images) over slices of x's batch: split across the run's threads, each thread's share in cache-sized steps."""
+    step = max(1, _POOL_STEP_BYTES // max(x[0].nbytes, 1)) if x.shape[0] else 1
+
+    def share(images: slice) -> None:
+        for first in range(images.start, images.stop, step):
+            fn(slice(first, min(first + step, images.stop)))
+
+    parallel_parts(share, x.shape[0], x.size)
+
+
 def pool_geometry(attrs: dict, in_hw) -> Geometry:
     """The window geometry of a pooling op: its ksize as filter taps, no dilation."""
     ksize, strides = attrs["ksize"], attrs["strides"]
@@ -868,7 +883,7 @@ def max_pool(node):
             return xp.zeros(_pooled_shape(x.shape, geo), dtype=x.dtype)
         if _tiling(geo):
             out = scratch.output("out", _pooled_shape(x.shape, geo), x.dtype)
-            parallel_parts(lambda part: _tiled_reduce(scratch, xp.maximum, x[part], geo, out[part]), x.shape[0], x.size)
+            _in_cache_sized_parts(lambda part: _tiled_reduce(scratch, xp.maximum, x[part], geo, out[part]), x)
             return out
         return _pool_windows(scratch, x, geo, fill).max(axis=(4, 5))
 
@@ -887,7 +902,7 @@ def avg_pool(node):
         if _tiling(geo):
             sums = xp.empty(_pooled_shape(x.shape, geo), dtype=compute)
             x = x.astype(compute, copy=False)
-            parallel_parts(lambda part: _tiled_reduce(scratch, xp.add, x[part], geo, sums[part]), x.shape[0], x.size)
+            _in_cache_sized_parts(lambda part: _tiled_reduce(scratch, xp.add, x[part], geo, sums[part]), x)
             return xp.multiply(sums, compute.type(1 / (geo.h.taps * geo.w.taps))).astype(out_dtype, copy=False)
         sums = _pool_windows(scratch, x, geo, 0).sum(axis=(4, 5), dtype=compute)
         return (sums / _window_counts(xp, geo, compute)).astype(out_dtype, copy=False)
@@ -951,7 +966,7 @@ def max_pool_grad(node):
                 if relu_grad:  # ReluGrad's product, while the part is in the caches
                     xp.multiply(dx[part], x[part] > zero, out=dx[part])
 
-            parallel_parts(part_of, x.shape[0], x.size)
+            _in_cache_sized_parts(part_of, x)
             return dx
         flat = _first_max_flat(scratch, x, geo, fill).reshape(-1)
         dx = xp.bincount(flat, weights=dy.reshape(-1), minlength=x.size).astype(out_dtype, copy=False).reshape(x.shape)
@@ -976,8 +991,8 @@ def max_pool_grad_grad(node):
         if ddy.size == 0:
             return ddy
         if _tiling(geo):
-            parallel_parts(lambda part: _tiled_max_pool_grad_grad(scratch, x[part], ddx[part], geo, ddy[part]),
-                         x.shape[0], x.size)
+            _in_cache_sized_parts(lambda part: _tiled_max_pool_grad_grad(scratch, x[part], ddx[part], geo, ddy[part]),
+                                  x)
             return ddy
         return ddx.reshape(-1)[_first_max_flat(scratch, x, geo, fill)]
 

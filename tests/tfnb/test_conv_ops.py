@@ -284,6 +284,20 @@ POOL_CASES = [((2, 2), (2, 2), "VALID", (2, 6, 8, 3)), ((2, 2), (2, 2), "SAME", 
               ((4, 4), (3, 3), "SAME", (1, 9, 10, 2)), ((3, 3), (3, 3), "SAME", (1, 6, 6, 2))]
 
 
+def test_pooling_in_cache_sized_steps_across_threads_gives_the_same_values(monkeypatch):
+    value = np.random.default_rng(12).standard_normal((6, 8, 8, 3)).astype(np.float32)
+    x = tf.placeholder(tf.float32, value.shape)  # fed, so that nothing is folded while the plan is built
+    pooled = [tf.nn.max_pool(x, 2, 2, "VALID"), tf.nn.avg_pool(x, 2, 2, "VALID")]
+    fetches = pooled + [tf.gradients(tf.reduce_sum(p * p), x)[0] for p in pooled]
+    fetches.append(tf.gradients(tf.gradients(tf.reduce_sum(pooled[0] * pooled[0]), x)[0], x, grad_ys=x)[0])
+    whole = run(fetches, {x: value})
+    monkeypatch.setattr(conv, "_POOL_STEP_BYTES", 1)  # one image per step
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    stepped = run(fetches, {x: value})  # the session's run owns the cores: its threads split the batch
+    for a, b in zip(stepped, whole):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("k,s,padding,shape", POOL_CASES)
 def test_pools_match_direct_loops(k, s, padding, shape):
     x = np.random.default_rng(10).standard_normal(shape).astype(np.float32)
