@@ -262,14 +262,14 @@ def _recording(per_chunk, threads: list):
     """conv._per_chunk that also records which threads ran the parts of each call."""
     import threading
 
-    def recorded(fn, batch, per_image):
+    def recorded(fn, *sizes):
         names = set()
 
         def part(selection):
             names.add(threading.current_thread().name)
             return fn(selection)
 
-        result = per_chunk(part, batch, per_image)
+        result = per_chunk(part, *sizes)
         threads.append(names)
         return result
 
