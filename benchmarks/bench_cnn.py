@@ -1,7 +1,8 @@
 """CNN training step: tfnb vs PyTorch eager and TF1 graph mode, on the same weights and data.
 
 32x32x3 input, batch 64: conv 5x5x32 SAME + ReLU + maxpool 2, conv 5x5x64 SAME + ReLU + maxpool 2,
-dense 10, softmax cross-entropy, one SGD step. Also prints the convolution algorithm tfnb picked.
+dense 10, softmax cross-entropy, one SGD step. Each framework runs in a process of its own
+(benchmarks/isolated.py), the processes taking turns. Also prints the convolution algorithm tfnb picked.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 import tfnb
-from benchmarks.harness import interleaved_medians, optional_tensorflow, report
+from benchmarks.harness import optional_tensorflow, report
+from benchmarks.isolated import isolated_medians
 from tfnb.kernels.conv import chosen_algorithms
 
 BATCH = 64
@@ -29,7 +31,7 @@ def batch(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return rng.standard_normal((BATCH, 32, 32, 3)).astype(np.float32), rng.integers(0, 10, BATCH).astype(np.int32)
 
 
-def build_cnn(lib, params):
+def build_cnn(lib, params, config=None):
     """The CNN in tfnb or TF1: returns (session, x, labels, loss, train_op)."""
     graph = lib.Graph()
     with graph.as_default():
@@ -44,7 +46,7 @@ def build_cnn(lib, params):
         loss = lib.reduce_mean(lib.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
         train = lib.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
         init = lib.global_variables_initializer()
-    session = lib.Session(graph=graph)
+    session = lib.Session(graph=graph, config=config)
     session.run(init)
     return session, x, labels, loss, train
 
@@ -78,33 +80,45 @@ def torch_step(params, x_value, label_value):
     return step
 
 
-def main() -> None:
-    tf1 = optional_tensorflow()
-    params = initial_parameters()
-    x_value, label_value = batch()
-    sess, x, labels, loss, train = build_cnn(tfnb, params)
-    feeds = {x: x_value, labels: label_value}
-    # The default session's kernels share one thread per core; this one's run in one thread.
-    one_thread = tfnb.Session(graph=sess.graph, config=tfnb.ConfigProto(intra_op_parallelism_threads=1))
-    with sess.graph.as_default():
-        one_thread.run(tfnb.global_variables_initializer())
+def tfnb_contender(config=None):
+    """One tfnb training step on the benchmark's weights and batch (a factory for benchmarks.isolated)."""
+    sess, x, labels, loss, train = build_cnn(tfnb, initial_parameters(), config)
+    feeds = dict(zip((x, labels), batch()))
+    return lambda: sess.run([loss, train], feeds)
 
-    contenders = {"tfnb Session.run": lambda: sess.run([loss, train], feeds),
-                  "tfnb, intra_op threads 1": lambda: one_thread.run([loss, train], feeds)}
-    step = torch_step(params, x_value, label_value)
-    if step is not None:
-        contenders["pytorch eager"] = step
-    if tf1 is not None:
-        tf_sess, tf_x, tf_labels, tf_loss, tf_train = build_cnn(tf1, params)
-        tf_feeds = {tf_x: x_value, tf_labels: label_value}
-        contenders["tf1 Session.run"] = lambda: tf_sess.run([tf_loss, tf_train], tf_feeds)
-    medians = interleaved_medians(contenders, rounds=11, number=5, pause=0.2)
-    baseline = "pytorch eager" if step is not None else "tfnb Session.run"
-    report("CNN training step (2 conv 5x5 + pool, dense 10), batch 64, SGD", medians, baseline, 1e-3, "ms",
-           "tfnb ≤ 1.0x pytorch eager")
+
+def tfnb_one_thread_contender():
+    return tfnb_contender(tfnb.ConfigProto(intra_op_parallelism_threads=1))
+
+
+def torch_contender():
+    return torch_step(initial_parameters(), *batch())
+
+
+def tf1_contender():
+    tf1 = optional_tensorflow()
+    if tf1 is None:
+        return None
+    sess, x, labels, loss, train = build_cnn(tf1, initial_parameters())
+    feeds = dict(zip((x, labels), batch()))
+    return lambda: sess.run([loss, train], feeds)
+
+
+CONTENDERS = {"tfnb Session.run": "benchmarks.bench_cnn:tfnb_contender",
+              "tfnb, intra_op threads 1": "benchmarks.bench_cnn:tfnb_one_thread_contender",
+              "pytorch eager": "benchmarks.bench_cnn:torch_contender",
+              "tf1 Session.run": "benchmarks.bench_cnn:tf1_contender"}
+
+
+def main() -> None:
+    # Each framework in a process of its own: in one process their thread pools and libraries disturb each other.
+    medians = isolated_medians(CONTENDERS, rounds=9, number=10, pause=0.2)
+    baseline = "pytorch eager" if "pytorch eager" in medians else "tfnb Session.run"
+    report("CNN training step (2 conv 5x5 + pool, dense 10), batch 64, SGD; each in its own process", medians,
+           baseline, 1e-3, "ms", "tfnb ≤ 1.0x pytorch eager")
+    check_losses_match(initial_parameters(), optional_tensorflow())
     for key, name in sorted(chosen_algorithms().items(), key=str):
         print(f"  {key[0]:<16} {str(key[1]):<18} {str(key[2]):<18} -> {name}")
-    check_losses_match(params, tf1)
 
 
 def check_losses_match(params, tf1, steps: int = 5) -> None:
