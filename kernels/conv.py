@@ -9,6 +9,8 @@ A 2-D convolution has three directions: forward (Conv2D), the gradient with resp
   DFTs of such small canvases (tens of points a side) run as matrix products with DFT matrices:
   at these sizes BLAS beats numpy.fft's per-line transforms several times over. Strides, dilations
   and paddings only change which canvas positions the matrices visit.
+- "rows": for few input channels: the kw*C columns of every canvas row's windows, copied once, then
+  one product per window row over views of them (kh times less copying than im2col); stride 1 in height.
 - "winograd": F(2x2, 3x3), for 3x3 filters at stride 1 without dilation.
 
 The first time a direction meets a (shapes, strides, dilations, paddings, dtype) key, every
@@ -282,6 +284,79 @@ def _winograd_matrices(xp, dtype: str):
     return tuple(xp.asarray(np.kron(m, m), dtype=dtype) for m in (_WINOGRAD_BT, _WINOGRAD_G, _WINOGRAD_AT))
 
 
+# -- row taps ("rows") ----------------------------------------------------------------------------
+#
+# For few input channels the im2col matrix is narrow (kh*kw*C columns) and its copy costs as much as
+# its product. Copying only the kw*C columns of each window row, for every canvas row, makes a matrix
+# kh times smaller; window row kh of every output is then a contiguous run of its rows, so the
+# convolution is kh products over views of it, accumulated.
+
+
+def rows_claims(geo: Geometry) -> bool:
+    return geo.h.stride == 1  # output rows one canvas row apart: each tap row's windows are one view
+
+
+def _row_columns(scratch: Scratch, canvas, geo: Geometry):
+    """(images, canvas rows, Wo, kw*C): each canvas row's windows along the width, in a thread's scratch."""
+    xp, (count, rows, _, channels), (sb, sh, sw, sc) = scratch.xp, canvas.shape, canvas.strides
+    w = geo.w
+    view = xp.lib.stride_tricks.as_strided(canvas, (count, rows, w.out, w.taps, channels),
+                                           (sb, sh, w.stride * sw, w.dilation * sw, sc))
+    columns = scratch("row.columns", (count, rows, w.out, w.taps * channels), canvas.dtype)
+    xp.copyto(columns.reshape(view.shape), view)
+    return columns
+
+
+def _tap_rows(columns, geo: Geometry, tap: int):
+    """The row-columns that window row `tap` of every output reads: (images, Ho*Wo, kw*C), a view."""
+    first = tap * geo.h.dilation
+    part = columns[:, first:first + geo.h.out]
+    return part.reshape(part.shape[0], -1, part.shape[3])
+
+
+def rows_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
+    """Conv2D as kh products per batch chunk, one per window row, over the row-columns of the input."""
+    xp = scratch.xp
+    canvas = _canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas)
+    matrices = w.reshape(geo.h.taps, -1, w.shape[3])
+    out = scratch.output("out", (x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
+
+    def chunks(selection):
+        for images in selection:
+            columns = _row_columns(scratch, canvas[images], geo)
+            flat = out[images].reshape(columns.shape[0], -1, w.shape[3])
+            xp.matmul(_tap_rows(columns, geo, 0), matrices[0], out=flat)
+            term = scratch("row.term", flat.shape, x.dtype)
+            for tap in range(1, geo.h.taps):
+                xp.add(flat, xp.matmul(_tap_rows(columns, geo, tap), matrices[tap], out=term), out=flat)
+            if epilogue is not None:
+                epilogue(out[images])
+
+    _per_chunk(chunks, x.shape[0], geo.h.canvas * geo.w.out * geo.w.taps * x.shape[3] * x.itemsize)
+    return out
+
+
+def rows_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
+    """Conv2DBackpropFilter as, per window row, the row-columns of x transposed times dy, summed over images."""
+    xp = scratch.xp
+    canvas = _canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas)
+
+    def chunks(selection):
+        total = scratch.output("filter.sum", (geo.h.taps, geo.w.taps * x.shape[3], dy.shape[3]), x.dtype)
+        total.fill(0)
+        for images in selection:
+            columns = _row_columns(scratch, canvas[images], geo)
+            gradient = dy[images].reshape(columns.shape[0], -1, dy.shape[3])
+            for tap in range(geo.h.taps):
+                total[tap] += xp.matmul(_tap_rows(columns, geo, tap).transpose(0, 2, 1), gradient).sum(0)
+        return total
+
+    total, *others = _per_chunk(chunks, x.shape[0], geo.h.canvas * geo.w.out * geo.w.taps * x.shape[3] * x.itemsize)
+    for other in others:
+        xp.add(total, other, out=total)
+    return total.reshape(geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3])
+
+
 def winograd_claims(geo: Geometry) -> bool:
     return all(a.taps == 3 and a.stride == 1 and a.dilation == 1 for a in (geo.h, geo.w))
 
@@ -533,11 +608,13 @@ def _always(geo: Geometry) -> bool:
 
 
 ALGORITHMS = {
-    "forward": {"gemm": (_always, gemm_forward), "fft": (_always, fft_forward),
+    "forward": {"gemm": (_always, gemm_forward), "fft": (_always, fft_forward), "rows": (rows_claims, rows_forward),
                 "winograd": (winograd_claims, winograd_forward)},
     "backprop_input": {"gemm": (_always, _via_forward(gemm_forward)), "fft": (_always, fft_backprop_input),
+                       "rows": (_always, _via_forward(rows_forward)),  # the spread input has stride 1
                        "winograd": (winograd_claims, _via_forward(winograd_forward))},
-    "backprop_filter": {"gemm": (_always, gemm_backprop_filter), "fft": (_always, fft_backprop_filter)},
+    "backprop_filter": {"gemm": (_always, gemm_backprop_filter), "fft": (_always, fft_backprop_filter),
+                        "rows": (rows_claims, rows_backprop_filter)},
 }
 """direction -> algorithm name -> (claims(geometry) -> bool, fn(scratch, a, b, geometry) -> result)."""
 

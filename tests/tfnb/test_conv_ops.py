@@ -187,6 +187,15 @@ def test_winograd_claims_exactly_3x3_stride_1_undilated():
     assert not any(conv.winograd_claims(geo(*args)) for args in [(5, 1, 1), (3, 2, 1), (3, 1, 2)])
 
 
+def test_rows_claims_stride_1_in_height():
+    def geo(strides):
+        return conv.geometry_from_attrs({"strides": [1, *strides, 1], "dilations": [1, 2, 2, 1], "padding": "SAME"},
+                                        (8, 8), (3, 3))
+
+    assert conv.rows_claims(geo((1, 1))) and conv.rows_claims(geo((1, 2)))
+    assert not conv.rows_claims(geo((2, 1)))
+
+
 def test_algorithms_agree_at_a_realistic_size():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((8, 16, 16, 16)).astype(np.float32)
@@ -255,6 +264,9 @@ def test_parallel_parts_give_the_serial_result(monkeypatch):
                                    rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(conv.gemm_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
                                    rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(conv.rows_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
+                                   rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(conv.rows_forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
     assert threads and all(len(names) > 1 for names in threads)  # every chunked call ran beside helper threads
 
 
