@@ -1,5 +1,8 @@
 """Plan rewrites (2015 paper, section 5.1): common-subexpression elimination and constant folding.
 
+Ops whose outputs depend on their input's shape alone (OnesLike, Shape, ...) fold when that shape is
+known statically, whatever computes the input.
+
 They work on a plan's ordered ops and never change the graph: the result says which tensors
 stand for which (`substitutes`) and which values are known before the run (`folded`).
 """
@@ -17,6 +20,7 @@ from tfnb.tensor import Tensor
 
 MAX_FOLDED_BYTES = 10 * 1024 * 1024
 _NEVER_FOLDED = {"Placeholder", "PlaceholderWithDefault", "Const", "NoOp"}
+_SHAPE_ONLY = {"OnesLike", "ZerosLike", "Shape", "Size", "Rank"}  # outputs that depend on the input's shape alone
 
 
 @dataclass
@@ -34,8 +38,10 @@ class Rewritten:
         return self.substitutes.get(tensor, tensor)
 
 
-def rewrite(ordered: list[Operation], feeds, evaluate: Callable, cse: bool = True, fold: bool = True) -> Rewritten:
-    """Merges identical stateless ops, then evaluates ops whose inputs are all known constants.
+def rewrite(ordered: list[Operation], feeds, evaluate: Callable, cse: bool = True, fold: bool = True,
+            fetches=(), targets=()) -> Rewritten:
+    """Merges identical stateless ops, evaluates ops whose inputs are all known constants, then drops the
+    stateless ops that nothing left reads (inputs of folded ops) unless `fetches` or `targets` need them.
 
     `evaluate(op, input_values)` runs op's CPU kernel once; an op whose kernel fails is kept, so the
     error is raised when the plan runs, attributed as usual.
@@ -55,14 +61,33 @@ def rewrite(ordered: list[Operation], feeds, evaluate: Callable, cse: bool = Tru
             if key is not None:
                 seen[key] = op
         if fold and _foldable(op, inputs, fed, result.folded):
-            values = _evaluate(evaluate, op, [result.folded[t] if t in result.folded else _const_value(t) for t in inputs])
+            values = _evaluate(evaluate, op, [result.folded[t] if t in result.folded
+                                              else _const_value(t) if t.op.type == "Const"
+                                              else np.zeros(t.shape.as_tuple(), t.dtype.np_dtype) for t in inputs])
             if values is not None:
                 for tensor, value in zip(op.outputs, values):
                     result.folded[tensor] = value
                 result.removed[op.name] = "folded"
                 continue
         result.ops.append(op)
+    if fold:
+        _drop_unused(result, fetches, targets)
     return result
+
+
+def _drop_unused(result: Rewritten, fetches, targets) -> None:
+    """Removes stateless ops whose outputs no kept op reads, nothing fetches, and no kept op waits on."""
+    needed = {result.resolve(t) for t in fetches}
+    waited_on = set(targets)
+    kept = []
+    for op in reversed(result.ops):
+        if op in waited_on or op.op_def.stateful or any(t in needed for t in op.outputs):
+            kept.append(op)
+            needed.update(result.resolve(t) for t in op.inputs)
+            waited_on.update(result.replaced_ops.get(c, c) for c in op._control_inputs)
+        else:
+            result.removed[op.name] = "unused after folding"
+    result.ops = kept[::-1]
 
 
 def _substitute(result: Rewritten, op: Operation, original: Operation, replaced_ops: dict) -> None:
@@ -96,6 +121,9 @@ def _foldable(op: Operation, inputs, fed, folded) -> bool:
         return False
     if any(t in fed for t in op.outputs) or any(t.dtype.name == "resource" for t in op.outputs):
         return False
+    if op.type in _SHAPE_ONLY:  # the input's static shape is all they read, as Grappler's shape materialization
+        tensor = inputs[0]
+        return tensor in folded or (tensor.shape.is_fully_defined() and tensor.dtype.np_dtype.kind in "biufc")
     return all(t in folded or (t.op.type == "Const" and t not in fed) for t in inputs)
 
 

@@ -199,7 +199,7 @@ class Session:
             enabled = options.opt_level >= OptimizerOptions.L1
             rewritten = rewrite(ordered, feeds, self._evaluate_on_host,
                                 cse=enabled and options.do_common_subexpression_elimination,
-                                fold=enabled and options.do_constant_folding)
+                                fold=enabled and options.do_constant_folding, fetches=tensors, targets=targets)
             ordered = rewritten.ops
             dependencies = _plan.dependencies_of(ordered, feeds, rewritten)
             placement = place(ordered, dependencies, self._devices, self._config.allow_soft_placement)

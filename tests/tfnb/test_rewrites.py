@@ -65,3 +65,30 @@ def test_folded_fetches_are_returned_as_copies():
         first = sess.run(folded)
         first[0] = 99.0
         np.testing.assert_array_equal(sess.run(folded), [2.0, 3.0])
+
+
+def test_ops_that_read_only_a_static_shape_fold_and_what_fed_them_is_dropped():
+    x = tf.placeholder(tf.float32, [2, 3], name="x")
+    doubled = tf.multiply(x, 2.0, name="doubled")
+    ones, shape = tf.ones_like(doubled, name="ones"), tf.shape(doubled, name="shape")
+    with tf.Session() as sess:
+        (ones_value, shape_value), ran = traced(sess, [ones, shape], {x: np.zeros((2, 3), np.float32)})
+        removed = compiled_plan(sess).rewritten.removed
+    np.testing.assert_array_equal(ones_value, np.ones((2, 3), np.float32))
+    assert shape_value.tolist() == [2, 3]
+    assert removed["ones"] == removed["shape"] == "folded" and removed["doubled"] == "unused after folding"
+    assert "doubled" not in ran
+
+
+def test_unknown_dims_and_control_dependencies_stay():
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    counter = tf.Variable(0, name="counter")
+    bump = tf.assign_add(counter, 1, name="bump")
+    constant_chain = tf.multiply(tf.ones([2]), 3.0, name="constant_chain")
+    with tf.control_dependencies([bump]):
+        rows = tf.shape(x, name="rows")
+    with tf.Session() as sess:
+        sess.run(counter.initializer)
+        value = sess.run([rows, tf.shape(tf.identity(constant_chain))], {x: np.zeros((4, 3), np.float32)})
+        assert value[0].tolist() == [4, 3] and value[1].tolist() == [2]
+        assert sess.run(counter) == 1  # the control input ran
