@@ -314,6 +314,11 @@ def _tap_rows(columns, geo: Geometry, tap: int):
     return part.reshape(part.shape[0], -1, part.shape[3])
 
 
+def _row_columns_bytes(geo: Geometry, channels: int, itemsize: int) -> int:
+    """Bytes of one image's row-columns (for the chunk sizes)."""
+    return geo.h.canvas * geo.w.out * geo.w.taps * channels * itemsize
+
+
 def rows_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
     """Conv2D as kh products per batch chunk, one per window row, over the row-columns of the input."""
     xp = scratch.xp
@@ -332,7 +337,7 @@ def rows_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
             if epilogue is not None:
                 epilogue(out[images])
 
-    _per_chunk(chunks, x.shape[0], geo.h.canvas * geo.w.out * geo.w.taps * x.shape[3] * x.itemsize)
+    _per_chunk(chunks, x.shape[0], _row_columns_bytes(geo, x.shape[3], x.itemsize))
     return out
 
 
@@ -351,7 +356,7 @@ def rows_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
                 total[tap] += xp.matmul(_tap_rows(columns, geo, tap).transpose(0, 2, 1), gradient).sum(0)
         return total
 
-    total, *others = _per_chunk(chunks, x.shape[0], geo.h.canvas * geo.w.out * geo.w.taps * x.shape[3] * x.itemsize)
+    total, *others = _per_chunk(chunks, x.shape[0], _row_columns_bytes(geo, x.shape[3], x.itemsize))
     for other in others:
         xp.add(total, other, out=total)
     return total.reshape(geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3])

@@ -36,6 +36,16 @@ def _uses(steps: list[Step]) -> collections.Counter:
     return collections.Counter(arg for step in steps for arg in step.args)
 
 
+def _readers(steps: list[Step]) -> dict[str, int]:
+    """For each value, the line of (the last) step reading it: for a private value, its only reader."""
+    return {arg: index for index, step in enumerate(steps) for arg in step.args}
+
+
+def _rebuilt(steps: list[Step], fused: dict[int, Step], drop: set[int]) -> list[Step]:
+    """steps with the fused lines in place and the lines they absorbed left out."""
+    return [fused.get(i, step) for i, step in enumerate(steps) if i in fused or i not in drop]
+
+
 def _private(value: str, uses: collections.Counter, fetched: set[str]) -> bool:
     """Whether exactly one line reads `value` and nothing fetches it."""
     return uses[value] == 1 and value not in fetched
@@ -50,7 +60,7 @@ def _kernel_of(step: Step, op_type: str, variant: str):
 
 def _fuse_bias_and_relu(steps: list[Step], fetched: set[str]) -> list[Step]:
     uses = _uses(steps)
-    readers = {arg: index for index, step in enumerate(steps) for arg in step.args}
+    readers = _readers(steps)
     drop: set[int] = set()
     fused: dict[int, Step] = {}
     for index, step in enumerate(steps):
@@ -72,12 +82,12 @@ def _fuse_bias_and_relu(steps: list[Step], fetched: set[str]) -> list[Step]:
         fused[last_index] = replace(step, kernel=_replaying(getattr(step.kernel, variant), _chain_replay(chain)),
                                     args=step.args + bias.args[1:], outputs=chain[-1].outputs,
                                     fused=tuple(s.op for s in chain))
-    return [fused.get(i, step) for i, step in enumerate(steps) if i in fused or i not in drop]
+    return _rebuilt(steps, fused, drop)
 
 
 def _fuse_pool_and_relu_gradients(steps: list[Step], fetched: set[str]) -> list[Step]:
     uses = _uses(steps)
-    readers = {arg: index for index, step in enumerate(steps) for arg in step.args}
+    readers = _readers(steps)
     drop: set[int] = set()
     fused: dict[int, Step] = {}
     for index, step in enumerate(steps):
@@ -92,7 +102,7 @@ def _fuse_pool_and_relu_gradients(steps: list[Step], fetched: set[str]) -> list[
         drop.add(index)
         fused[relu_index] = replace(step, kernel=_replaying(variant, _chain_replay([step, relu])),
                                     outputs=relu.outputs, fused=(step.op, relu.op))
-    return [fused.get(i, step) for i, step in enumerate(steps) if i in fused or i not in drop]
+    return _rebuilt(steps, fused, drop)
 
 
 def _fuse_gradient_pairs(steps: list[Step], fetched: set[str]) -> list[Step]:
@@ -120,7 +130,7 @@ def _fuse_gradient_pairs(steps: list[Step], fetched: set[str]) -> list[Step]:
         fused[late] = replace(step, kernel=_replaying(variant, _pair_replay(step, partner)),
                               args=step.args + [partner.args[0], partner.args[1]],
                               outputs=step.outputs + partner.outputs, fused=(step.op, partner.op))
-    return [fused.get(i, step) for i, step in enumerate(steps) if i in fused or i not in drop]
+    return _rebuilt(steps, fused, drop)
 
 
 def _replaying(fused_kernel, replay):

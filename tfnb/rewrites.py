@@ -78,7 +78,7 @@ def rewrite(ordered: list[Operation], feeds, evaluate: Callable, cse: bool = Tru
 def _drop_unused(result: Rewritten, fetches, targets) -> None:
     """Removes stateless ops whose outputs no kept op reads, nothing fetches, and no kept op waits on."""
     needed = {result.resolve(t) for t in fetches}
-    waited_on = set(targets)
+    waited_on = {result.replaced_ops.get(op, op) for op in targets}
     kept = []
     for op in reversed(result.ops):
         if op in waited_on or op.op_def.stateful or any(t in needed for t in op.outputs):
