@@ -1,6 +1,13 @@
 """`python -m benchmarks`: every benchmark, printed as ratios measured side by side."""
 
-from benchmarks import bench_cnn, bench_concurrent_steps, bench_dashboard, bench_executor, bench_mlp, bench_while_loop
+from benchmarks import (
+    bench_cnn,
+    bench_concurrent_steps,
+    bench_dashboard,
+    bench_executor,
+    bench_mlp,
+    bench_while_loop,
+)
 
 
 def main() -> None:

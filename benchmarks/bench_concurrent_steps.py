@@ -72,7 +72,7 @@ def _serve(demo: Demo, latency: float) -> threading.Thread:
             while True:
                 demo.sess.run(demo.take_request)
                 threading.Timer(latency, answer).start()
-        except tfnb.errors.OutOfRangeError:
+        except tfnb.framework.errors.OutOfRangeError:
             pass
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()

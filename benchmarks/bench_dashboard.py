@@ -6,9 +6,8 @@ import itertools
 import statistics
 import time
 
-from benchmarks.harness import interleaved_medians, report
-
 import tfnb as tf
+from benchmarks.harness import interleaved_medians, report
 
 BATCH, HIDDEN = 64, 64
 

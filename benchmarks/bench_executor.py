@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 import tfnb
-from benchmarks.harness import (interleaved_medians, optional_tensorflow, report,
-                                tensorflow_config_without_rewrites)
+from benchmarks.harness import (
+    interleaved_medians,
+    optional_tensorflow,
+    report,
+    tensorflow_config_without_rewrites,
+)
 
 CHAIN = 1000
 NO_REWRITES = tfnb.ConfigProto(graph_options=tfnb.GraphOptions(tfnb.OptimizerOptions(opt_level=tfnb.OptimizerOptions.L0)))

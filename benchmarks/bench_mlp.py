@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import tfnb
 from benchmarks.harness import interleaved_medians, optional_tensorflow, report
 from benchmarks.mlp_numpy import SIZES, NumpyMLP, batch, initial_parameters
-
-import tfnb
 
 LEARNING_RATE = 0.1
 

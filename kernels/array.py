@@ -10,9 +10,9 @@ import itertools
 import math
 
 import numpy as np
-
-from tfnb.errors import InvalidArgumentError
 from tfnb.kernels.registry import kernel
+
+from tfnb.framework.errors import InvalidArgumentError
 
 _ALL = slice(None)
 

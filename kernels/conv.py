@@ -31,10 +31,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-
-from tfnb.errors import InvalidArgumentError
 from tfnb.kernels.intra_op import parallel_parts, run_width
 from tfnb.kernels.registry import kernel
+
+from tfnb.framework.errors import InvalidArgumentError
 
 # -- geometry -------------------------------------------------------------------------------------
 
@@ -750,7 +750,7 @@ def conv2d(node):
                          epilogue)
 
     if _compute_dtype(out_dtype) == out_dtype and attrs.get("data_format", "NHWC") == "NHWC":
-        # Fused variants for tfnb/fusion.py; the same arithmetic in the same order as the separate ops.
+        # Fused variants for tfnb/runtime/fusion.py; the same arithmetic in the same order as the separate ops.
         run.with_bias = lambda x, w, bias: run(x, w, _bias_epilogue(node.xp, bias, w.shape[3], False))
         run.with_bias_relu = lambda x, w, bias: run(x, w, _bias_epilogue(node.xp, bias, w.shape[3], True))
     return run
@@ -802,7 +802,7 @@ def conv2d_backprop_input(node):
         return run(input_sizes, w, dy), filter_gradient(x, filter_sizes, dy)
 
     if _compute_dtype(out_dtype) == out_dtype:
-        run.with_filter_gradient = with_filter_gradient  # for tfnb/fusion.py
+        run.with_filter_gradient = with_filter_gradient  # for tfnb/runtime/fusion.py
     return run
 
 
@@ -1058,7 +1058,7 @@ def max_pool_grad(node):
         return xp.multiply(dx, x > zero, out=dx) if relu_grad else dx
 
     zero = np.dtype(out_dtype).type(0)
-    # For tfnb/fusion.py: ReluGrad(MaxPoolGrad(x, y, dy), x), with ReluGrad's arithmetic.
+    # For tfnb/runtime/fusion.py: ReluGrad(MaxPoolGrad(x, y, dy), x), with ReluGrad's arithmetic.
     run.with_relu_grad = lambda x, y, dy: run(x, y, dy, True)
     return run
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from tfnb.errors import InvalidArgumentError
 from tfnb.kernels.registry import kernel
+
+from tfnb.framework.errors import InvalidArgumentError
 
 
 @kernel("Const")
@@ -50,7 +51,7 @@ def broadcast_gradient_args(node):
 
 
 # The control-flow primitives forward their input; their frame, iteration and dead-value
-# semantics are the executor's (tfnb/frame_executor.py), which calls these only to pass values on.
+# semantics are the executor's (tfnb/runtime/executor.py), which calls these only to pass values on.
 for _forwarding_type in ("Enter", "Exit", "NextIteration", "LoopCond"):
     kernel(_forwarding_type)(_forward)
 

@@ -16,9 +16,14 @@ from collections import deque
 from collections.abc import Callable
 
 import numpy as np
-
-from tfnb.errors import CancelledError, DeadlineExceededError, InvalidArgumentError, OutOfRangeError
 from tfnb.kernels.registry import kernel
+
+from tfnb.framework.errors import (
+    CancelledError,
+    DeadlineExceededError,
+    InvalidArgumentError,
+    OutOfRangeError,
+)
 
 _CREATION_LOCK = threading.Lock()
 

@@ -63,7 +63,7 @@ def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False
 
     `parallel`: the kernel splits its own work across the run's threads (kernels/intra_op.py), so a
     plan containing it runs with BLAS in one thread. `fresh_output`: its array outputs are never a
-    view, an input, or anything but the plan's to overwrite (tfnb/buffer_reuse.py).
+    view, an input, or anything but the plan's to overwrite (tfnb/runtime/buffer_reuse.py).
     """
 
     def register(factory: Callable[[KernelNode], Callable]) -> Callable[[KernelNode], Callable]:

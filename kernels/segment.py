@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 
-from tfnb.errors import InvalidArgumentError
 from tfnb.kernels.registry import kernel
+
+from tfnb.framework.errors import InvalidArgumentError
 
 
 def _fail(message: str):

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from tfnb.errors import FailedPreconditionError, InvalidArgumentError
 from tfnb.kernels.registry import kernel
+
+from tfnb.framework.errors import FailedPreconditionError, InvalidArgumentError
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,10 +6,15 @@ Summaries are host data whatever the device: values on a GPU are copied to NumPy
 from __future__ import annotations
 
 import numpy as np
-
-from tfnb.errors import InvalidArgumentError
 from tfnb.kernels.registry import kernel
-from tfnb.summary_writer import Histogram, histogram_value, parse_summary, scalar_value
+
+from tfnb.framework.errors import InvalidArgumentError
+from tfnb.framework.summary_proto import (
+    Histogram,
+    histogram_value,
+    parse_summary,
+    scalar_value,
+)
 
 
 def _host(array) -> np.ndarray:

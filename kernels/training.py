@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 import threading
 
-from tfnb.errors import InvalidArgumentError
 from tfnb.kernels.registry import kernel
 from tfnb.kernels.state import _uninitialized, update_variable
+
+from tfnb.framework.errors import InvalidArgumentError
 
 # -- the rules: rule(xp, temps, var, *slots, grad, *hyperparameters), all arrays updated in place ----
 

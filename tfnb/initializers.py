@@ -1,10 +1,17 @@
 """tf.initializers: variable initializers by their TF1 short names (`tf.initializers.glorot_uniform()`)."""
 
-from tfnb.init_ops import (Constant as constant, GlorotNormal as glorot_normal, GlorotUniform as glorot_uniform,
-                           Ones as ones, RandomNormal as random_normal, RandomUniform as random_uniform,
-                           TruncatedNormal as truncated_normal, VarianceScaling as variance_scaling, Zeros as zeros)
-from tfnb.variables import (global_variables_initializer as global_variables,
-                            local_variables_initializer as local_variables, variables_initializer as variables)
+from tfnb.ops.init_ops import Constant as constant
+from tfnb.ops.init_ops import GlorotNormal as glorot_normal
+from tfnb.ops.init_ops import GlorotUniform as glorot_uniform
+from tfnb.ops.init_ops import Ones as ones
+from tfnb.ops.init_ops import RandomNormal as random_normal
+from tfnb.ops.init_ops import RandomUniform as random_uniform
+from tfnb.ops.init_ops import TruncatedNormal as truncated_normal
+from tfnb.ops.init_ops import VarianceScaling as variance_scaling
+from tfnb.ops.init_ops import Zeros as zeros
+from tfnb.ops.variables import global_variables_initializer as global_variables
+from tfnb.ops.variables import local_variables_initializer as local_variables
+from tfnb.ops.variables import variables_initializer as variables
 
 __all__ = ["constant", "glorot_normal", "glorot_uniform", "ones", "random_normal", "random_uniform",
            "truncated_normal", "variance_scaling", "zeros", "global_variables", "local_variables", "variables",

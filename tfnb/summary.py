@@ -12,15 +12,20 @@ import threading
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.gradients import not_differentiable
-from tfnb.graph import GraphKeys, add_to_collections, get_collection, get_default_graph, name_scope
-from tfnb.op_registry import Example, register_op
+from tfnb.framework import dtypes
+from tfnb.framework.graph import (
+    GraphKeys,
+    add_to_collections,
+    get_collection,
+    get_default_graph,
+    name_scope,
+)
+from tfnb.framework.op_registry import Example, not_differentiable, register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape
+from tfnb.io.event_file import FileWriter
 from tfnb.ops.array_ops import reshape
 from tfnb.ops.constant_op import convert_to_tensor
-from tfnb.summary_writer import FileWriter
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape
 
 __all__ = ["scalar", "histogram", "merge", "merge_all", "FileWriter", "FileWriterCache"]
 

@@ -6,13 +6,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.gradients import gradients
-from tfnb.graph import Graph
-from tfnb.indexed_slices import IndexedSlices
+from tfnb.autodiff.gradients import gradients
+from tfnb.client.session import Session
+from tfnb.framework import dtypes
+from tfnb.framework.graph import Graph
+from tfnb.framework.indexed_slices import IndexedSlices
 from tfnb.ops.array_ops import placeholder
 from tfnb.ops.constant_op import convert_to_tensor
-from tfnb.session import Session
 
 
 def check_gradients(build: Callable, inputs: Sequence[np.ndarray], *, eps: float = 1e-6, rtol: float = 1e-4,

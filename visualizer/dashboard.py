@@ -26,7 +26,7 @@ from bokeh.plotting import figure
 from bokeh.resources import Resources
 from jupyter_bokeh import BokehModel
 
-from tfnb.summary_writer import SummaryValue, parse_summary
+from tfnb.framework.summary_proto import SummaryValue, parse_summary
 
 from .progress import ProgressBar
 

@@ -22,15 +22,15 @@ import anywidget
 import numpy as np
 import traitlets
 
-from tfnb.device_spec import DeviceSpec
-from tfnb.dtypes import DType
-from tfnb.fetches import flatten
-from tfnb.graph import Graph, get_default_graph
-from tfnb.operation import Operation
-from tfnb.plan import Plan, prune
-from tfnb.session import Session
-from tfnb.tensor import Tensor
-from tfnb.tracing import NodeExecStats, RunMetadata
+from tfnb.client.fetches import flatten
+from tfnb.client.session import Session
+from tfnb.framework.device_spec import DeviceSpec
+from tfnb.framework.dtypes import DType
+from tfnb.framework.graph import Graph, get_default_graph
+from tfnb.framework.operation import Operation
+from tfnb.framework.tensor import Tensor
+from tfnb.runtime.plan import Plan, prune
+from tfnb.runtime.tracing import NodeExecStats, RunMetadata
 
 from .dot import DotEdge, DotNode, build_dot, layout_svg, with_styles
 from .grouping import Grouping

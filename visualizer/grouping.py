@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections import deque
 
-from tfnb.control_flow_context import CondContext
-from tfnb.operation import Operation
+from tfnb.framework.operation import Operation
+from tfnb.ops.control_flow.context import CondContext
 
 _SERIES_NAME = re.compile(r"^(?P<base>.*?)(?:(?P<sep>_?)(?P<index>\d+))?$")
 BRANCH_MARK = "#"   # op names never hold it, so a branch id cannot clash with a scope's

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import ipywidgets
 import traitlets
 
-from tfnb.operation import Operation
-from tfnb.tracing import RunMetadata
+from tfnb.framework.operation import Operation
+from tfnb.runtime.tracing import RunMetadata
 
 from .graph_view import FADED, GraphView, Overlay
 

@@ -7,7 +7,7 @@ from bokeh.palettes import Category20
 from bokeh.plotting import figure
 from jupyter_bokeh.widgets import BokehModel
 
-from tfnb.tracing import RunMetadata
+from tfnb.runtime.tracing import RunMetadata
 
 from .dashboard import load_bokehjs
 from .graph_view import short_device

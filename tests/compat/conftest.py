@@ -83,8 +83,8 @@ def _outcome(module, program):
 def _catching_class(error: Exception) -> type:
     """The tfnb (or builtin) class that catches what TensorFlow raised: its most specific named class."""
     for cls in type(error).__mro__:
-        if cls.__module__.startswith("tensorflow") and hasattr(tfnb.errors, cls.__name__):
-            return getattr(tfnb.errors, cls.__name__)
+        if cls.__module__.startswith("tensorflow") and hasattr(tfnb.framework.errors, cls.__name__):
+            return getattr(tfnb.framework.errors, cls.__name__)
         if cls.__module__ == "builtins" and cls is not Exception:
             return getattr(builtins, cls.__name__)
     return Exception

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from program_registry import Programs, run as run_in_session, shapes
+from program_registry import Programs, shapes
+from program_registry import run as run_in_session
 
 pytestmark = pytest.mark.filterwarnings("ignore:`tf.layers.*is deprecated:UserWarning")
 

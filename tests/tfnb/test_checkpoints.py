@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tfnb as tf
-from tfnb import dtypes
+from tfnb.framework import dtypes
 
 STORABLE = dtypes.REAL + (dtypes.bool_,)
 ROOT = pathlib.Path(__file__).resolve().parents[2]

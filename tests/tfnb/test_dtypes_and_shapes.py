@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import tfnb as tf
-from tfnb.dtypes import dtype_of_value
-from tfnb.tensor_shape import Dimension, TensorShape
+from tfnb.framework.dtypes import dtype_of_value
+from tfnb.framework.tensor_shape import Dimension, TensorShape
 
 
 @pytest.mark.parametrize("name", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "float16",

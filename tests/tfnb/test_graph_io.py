@@ -6,11 +6,12 @@ import math
 
 import numpy as np
 import pytest
+from test_op_examples import CASES, _call, sample
 
 import tfnb as tf
-from test_op_examples import CASES, _call, sample
-from tfnb.graph_io import GraphDef, extend_graph
-from tfnb.op_registry import registered_ops
+from tfnb.framework.graph_def import GraphDef
+from tfnb.framework.importer import extend_graph
+from tfnb.framework.op_registry import registered_ops
 
 NUMERIC_VALUES = {
     tf.bool: [[True, False]],

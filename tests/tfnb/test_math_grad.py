@@ -3,10 +3,10 @@ ties, non-differentiable ops, and a composite loss against a hand-derived NumPy 
 
 import numpy as np
 import pytest
+from test_op_examples import CASES, _call, sample
 
 import tfnb as tf
-from test_op_examples import CASES, _call, sample
-from tfnb.op_registry import registered_ops
+from tfnb.framework.op_registry import registered_ops
 
 
 def run(fetches, feed_dict=None):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tfnb as tf
-from tfnb.op_registry import registered_ops
+from tfnb.framework.op_registry import registered_ops
 
 CASES = [(op_type, i, example) for op_type, op_def in sorted(registered_ops().items())
          for i, example in enumerate(op_def.examples)]

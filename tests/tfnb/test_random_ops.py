@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tfnb as tf
-from tfnb.op_registry import get_op_def
+from tfnb.framework.op_registry import get_op_def
 from tfnb.ops import math_ops, random_ops
 
 N = 100_000

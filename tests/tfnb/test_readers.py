@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tfnb as tf
-from tfnb.readers import NpyShardReader
+from tfnb.input.readers import NpyShardReader
 
 
 def _write(path, text: str) -> str:

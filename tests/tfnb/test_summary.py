@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import tfnb as tf
-from tfnb.graph_io import GraphDef
-from tfnb.summary_writer import GRAPH_PLUGIN, Histogram, crc32c, parse_summary, tfrecord
+from tfnb.framework.graph_def import GraphDef
+from tfnb.framework.summary_proto import GRAPH_PLUGIN, Histogram, parse_summary
+from tfnb.io.event_file import crc32c, tfrecord
 
 
 def run(fetch, feed_dict=None):

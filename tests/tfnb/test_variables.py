@@ -453,7 +453,7 @@ def test_random_initializers_have_the_right_distributions():
 
 def test_glorot_and_variance_scaling_use_tf_fans():
     assert tf.initializers.variance_scaling is tf.variance_scaling_initializer
-    from tfnb.init_ops import compute_fans
+    from tfnb.ops.init_ops import compute_fans
     assert compute_fans([3, 3, 16, 32]) == (144, 288) and compute_fans([5]) == (5, 5) and compute_fans([]) == (1, 1)
     glorot = _sample(tf.initializers.glorot_normal(seed=4), [100, 300])
     assert abs(glorot.std() - math.sqrt(2.0 / 400)) < 0.05 * math.sqrt(2.0 / 400)

@@ -2,11 +2,19 @@
 
 import numpy as np
 import pytest
-
-import tfnb as tf
 from tfnb.visualizer import ExecutionReplay, GraphView
 from tfnb.visualizer.graph_view import FADED
-from tfnb.visualizer.replay import DEAD, DONE, READY, RUNNING, RUNNING_DEAD, frame_path, frame_tag
+from tfnb.visualizer.replay import (
+    DEAD,
+    DONE,
+    READY,
+    RUNNING,
+    RUNNING_DEAD,
+    frame_path,
+    frame_tag,
+)
+
+import tfnb as tf
 
 
 def diamond():

@@ -5,10 +5,15 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable
 
-from tfnb.graph import GraphKeys, add_to_collection, get_collection, name_scope
+from tfnb.framework.graph import (
+    GraphKeys,
+    add_to_collection,
+    get_collection,
+    name_scope,
+)
+from tfnb.framework.tensor import Tensor
 from tfnb.ops import math_ops, nn_ops
 from tfnb.ops.constant_op import constant, convert_to_tensor
-from tfnb.tensor import Tensor
 
 __all__ = ["l1_regularizer", "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization"]
 

@@ -8,7 +8,12 @@ from tfnb.layers.base import Layer
 from tfnb.layers.convolutional import Conv2D, Conv2DTranspose, conv2d, conv2d_transpose
 from tfnb.layers.core import Dense, Dropout, Flatten, dense, dropout, flatten
 from tfnb.layers.normalization import BatchNormalization, batch_normalization
-from tfnb.layers.pooling import AveragePooling2D, MaxPooling2D, average_pooling2d, max_pooling2d
+from tfnb.layers.pooling import (
+           AveragePooling2D,
+           MaxPooling2D,
+           average_pooling2d,
+           max_pooling2d,
+)
 
 # TF1's aliases
 Convolution2D, Convolution2DTranspose = Conv2D, Conv2DTranspose

@@ -10,13 +10,13 @@ import numbers
 import re
 import weakref
 
-from tfnb import dtypes
-from tfnb.graph import GraphKeys, get_collection, get_default_graph
+from tfnb.framework import dtypes
+from tfnb.framework.graph import GraphKeys, get_collection, get_default_graph
+from tfnb.framework.tensor import Tensor
 from tfnb.ops import array_ops, math_ops
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import constant_value
-from tfnb.tensor import Tensor
-from tfnb.variable_scope import get_variable, variable_scope
+from tfnb.ops.variable_scope import get_variable, variable_scope
 
 __all__ = ["Layer"]
 

@@ -5,12 +5,18 @@ tfnb differs: data_format 'channels_first' transposes to channels_last around th
 
 from __future__ import annotations
 
-from tfnb.init_ops import Zeros
-from tfnb.layers.base import (Layer, from_channels_last, normalized_data_format, normalized_padding,
-                              normalized_tuple, to_channels_last)
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape
+from tfnb.layers.base import (
+    Layer,
+    from_channels_last,
+    normalized_data_format,
+    normalized_padding,
+    normalized_tuple,
+    to_channels_last,
+)
 from tfnb.ops import array_ops, conv_ops, nn_ops
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape
+from tfnb.ops.init_ops import Zeros
 
 __all__ = ["Conv2D", "Conv2DTranspose", "conv2d", "conv2d_transpose"]
 

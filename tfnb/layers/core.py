@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from tfnb.init_ops import Zeros
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape
 from tfnb.layers.base import Layer, normalized_data_format, static_bool
 from tfnb.ops import array_ops, math_ops, nn_impl, nn_ops
-from tfnb.ops.cond import cond
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape
+from tfnb.ops.control_flow.cond import cond
+from tfnb.ops.init_ops import Zeros
 
 __all__ = ["Dense", "Dropout", "Flatten", "dense", "dropout", "flatten"]
 

@@ -8,14 +8,14 @@ tfnb differs: no FusedBatchNorm op; 4-D inputs normalized over axis 1 or 3 take 
 
 from __future__ import annotations
 
-from tfnb import dtypes
-from tfnb.init_ops import Ones, Zeros
+from tfnb.framework import dtypes
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape
 from tfnb.layers.base import Layer, static_bool
 from tfnb.ops import array_ops, math_ops, nn_impl, state_ops
-from tfnb.ops.cond import cond
 from tfnb.ops.constant_op import convert_to_tensor
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape
+from tfnb.ops.control_flow.cond import cond
+from tfnb.ops.init_ops import Ones, Zeros
 
 __all__ = ["BatchNormalization", "batch_normalization"]
 

@@ -5,10 +5,16 @@ tfnb differs: data_format 'channels_first' transposes to channels_last around th
 
 from __future__ import annotations
 
-from tfnb.layers.base import (Layer, from_channels_last, normalized_data_format, normalized_padding,
-                              normalized_tuple, to_channels_last)
+from tfnb.framework.tensor import Tensor
+from tfnb.layers.base import (
+    Layer,
+    from_channels_last,
+    normalized_data_format,
+    normalized_padding,
+    normalized_tuple,
+    to_channels_last,
+)
 from tfnb.ops import conv_ops
-from tfnb.tensor import Tensor
 
 __all__ = ["AveragePooling2D", "MaxPooling2D", "average_pooling2d", "max_pooling2d"]
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tfnb.graph import GraphKeys, add_to_collection, get_collection
+from tfnb.framework.graph import GraphKeys, add_to_collection, get_collection
+from tfnb.framework.tensor import Tensor
 from tfnb.ops import math_ops
 from tfnb.ops.constant_op import constant
-from tfnb.tensor import Tensor
 
 __all__ = ["add_loss", "get_losses", "get_regularization_losses", "get_regularization_loss", "get_total_loss"]
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.graph import GraphKeys, name_scope
+from tfnb.framework import dtypes
+from tfnb.framework.graph import GraphKeys, name_scope
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape
 from tfnb.losses.collections import add_loss
 from tfnb.ops import array_ops, math_ops, nn_ops
-from tfnb.ops.cond import cond
 from tfnb.ops.constant_op import convert_to_tensor
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape
+from tfnb.ops.control_flow.cond import cond
 
 __all__ = ["Reduction", "compute_weighted_loss", "absolute_difference", "mean_squared_error", "huber_loss",
            "log_loss", "hinge_loss", "cosine_distance", "mean_pairwise_squared_error", "sigmoid_cross_entropy",

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.gradients import not_differentiable
-from tfnb.graph import get_default_graph
-from tfnb.op_registry import Example, register_op
+from tfnb.framework import dtypes
+from tfnb.framework.graph import get_default_graph
+from tfnb.framework.op_registry import Example, not_differentiable, register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape, as_shape
 from tfnb.ops.constant_op import constant, convert_to_tensor
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape, as_shape
 
 
 def accumulator(dtype, shape=None, name: str = "accumulator") -> Tensor:

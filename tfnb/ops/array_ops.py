@@ -9,19 +9,29 @@ import operator
 from dataclasses import dataclass
 
 import numpy as np
-
-from tfnb import dtypes
-from tfnb.errors import InvalidArgumentError
-from tfnb.gradients import not_differentiable, register_gradient
-from tfnb.graph import get_default_graph, name_scope
-from tfnb.indexed_slices import IndexedSlices
 from tfnb.kernels.array import range_length, strided_slice_index
-from tfnb.op_registry import Example, register_op
+
+from tfnb.framework import dtypes
+from tfnb.framework.errors import InvalidArgumentError
+from tfnb.framework.graph import get_default_graph, name_scope
+from tfnb.framework.indexed_slices import IndexedSlices
+from tfnb.framework.op_registry import (
+    Example,
+    not_differentiable,
+    register_gradient,
+    register_op,
+)
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import Dimension, TensorShape, as_shape, unknown_shape
 from tfnb.ops import math_ops
 from tfnb.ops.constant_op import _contains_tensor, constant, convert_to_tensor
-from tfnb.ops.inference import check_dtype_in, check_same_dtype, constant_value, deprecated_alias, same_as_input
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import Dimension, TensorShape, as_shape, unknown_shape
+from tfnb.ops.inference import (
+    check_dtype_in,
+    check_same_dtype,
+    constant_value,
+    deprecated_alias,
+    same_as_input,
+)
 
 __all__ = ["placeholder", "placeholder_with_default", "identity", "stop_gradient", "newaxis", "reshape", "transpose",
            "concat", "stack", "unstack", "split", "slice", "strided_slice", "gather", "expand_dims", "squeeze",

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.gradients import not_differentiable
-from tfnb.graph import get_default_graph
-from tfnb.op_registry import Example, register_op
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape
+from tfnb.framework import dtypes
+from tfnb.framework.graph import get_default_graph
+from tfnb.framework.op_registry import Example, not_differentiable, register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape
 
 
 def _infer_broadcast_gradient_args(op):

@@ -8,16 +8,15 @@ import string
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.gradients import register_gradient
-from tfnb.graph import get_default_graph, name_scope
-from tfnb.op_registry import Example, register_op
+from tfnb.framework import dtypes
+from tfnb.framework.graph import get_default_graph, name_scope
+from tfnb.framework.op_registry import Example, register_gradient, register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape, unknown_shape
 from tfnb.ops import array_ops, math_ops
 from tfnb.ops.broadcast_grad import sum_to_shape_of
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import broadcast_shapes, check_dtype_in, check_same_dtype
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape, unknown_shape
 
 __all__ = ["tensordot", "einsum"]
 

@@ -9,18 +9,17 @@ pick an algorithm per shape by measuring.
 from __future__ import annotations
 
 import numpy as np
-
-from tfnb import dtypes
-from tfnb.errors import UnimplementedError
-from tfnb.gradients import register_gradient
-from tfnb.graph import get_default_graph
 from tfnb.kernels.conv import Geometry, conv_axis, geometry_from_attrs, pool_geometry
-from tfnb.op_registry import Example, register_op
+
+from tfnb.framework import dtypes
+from tfnb.framework.errors import UnimplementedError
+from tfnb.framework.graph import get_default_graph
+from tfnb.framework.op_registry import Example, register_gradient, register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape
 from tfnb.ops.array_ops import _shape_of, shape_from, zeros_like
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, check_same_dtype
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape
 
 __all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "max_pool", "avg_pool"]
 

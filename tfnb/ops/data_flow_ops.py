@@ -12,16 +12,15 @@ import hashlib
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.graph import get_default_graph
-from tfnb.gradients import not_differentiable
-from tfnb.op_registry import Example, register_op
-from tfnb.operation import Operation
+from tfnb.framework import dtypes
+from tfnb.framework.graph import get_default_graph
+from tfnb.framework.op_registry import Example, not_differentiable, register_op
+from tfnb.framework.operation import Operation
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape, as_shape, unknown_shape
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import constant_value
 from tfnb.ops.random_ops import get_seed
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape, as_shape, unknown_shape
 
 __all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue"]
 

@@ -3,13 +3,13 @@ TensorArrays, as TF1 builds them."""
 
 from __future__ import annotations
 
-from tfnb import nest
-from tfnb.graph import get_default_graph
+from tfnb.framework import nest
+from tfnb.framework.graph import get_default_graph
+from tfnb.framework.tensor_shape import Dimension, TensorShape
 from tfnb.ops import array_ops
-from tfnb.ops.while_loop import while_loop
 from tfnb.ops.constant_op import constant, convert_to_tensor
+from tfnb.ops.control_flow.while_loop import while_loop
 from tfnb.ops.tensor_array_ops import TensorArray
-from tfnb.tensor_shape import Dimension, TensorShape
 
 __all__ = ["map_fn", "scan", "foldl", "foldr"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.tensor_shape import TensorShape, unknown_shape
+from tfnb.framework import dtypes
+from tfnb.framework.tensor_shape import TensorShape, unknown_shape
 
 
 def same_as_input(index: int = 0):

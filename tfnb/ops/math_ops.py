@@ -4,16 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.gradients import no_gradient, not_differentiable, register_gradient
-from tfnb.graph import get_default_graph, name_scope
-from tfnb.op_registry import Example, register_op
+from tfnb.framework import dtypes
+from tfnb.framework.graph import get_default_graph, name_scope
+from tfnb.framework.op_registry import (
+    Example,
+    no_gradient,
+    not_differentiable,
+    register_gradient,
+    register_op,
+)
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape, unknown_shape
 from tfnb.ops import array_ops
 from tfnb.ops.broadcast_grad import sum_to_shape_of
 from tfnb.ops.constant_op import constant, convert_to_tensor
-from tfnb.ops.inference import binary, broadcast_shapes, check_dtype_in, check_same_dtype, constant_value, deprecated_alias
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape, unknown_shape
+from tfnb.ops.inference import (
+    binary,
+    broadcast_shapes,
+    check_dtype_in,
+    check_same_dtype,
+    constant_value,
+    deprecated_alias,
+)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "realdiv", "div", "floordiv", "floormod", "mod",

@@ -10,18 +10,17 @@ import numbers
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.graph import colocate_with, get_default_graph, name_scope
-from tfnb.gradients import register_gradient
-from tfnb.op_registry import Example, register_op
+from tfnb.framework import dtypes
+from tfnb.framework.graph import colocate_with, get_default_graph, name_scope
+from tfnb.framework.op_registry import Example, register_gradient, register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape, as_shape
 from tfnb.ops import array_ops, math_ops
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, constant_value, deprecated_alias
 from tfnb.ops.random_ops import random_uniform
 from tfnb.ops.segment_ops import unsorted_segment_sum
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape, as_shape
-from tfnb.variables import Variable
+from tfnb.ops.variables import Variable
 
 __all__ = ["dropout", "moments", "batch_normalization", "fused_batch_norm", "l2_normalize",
            "local_response_normalization", "lrn", "embedding_lookup"]

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.gradients import register_gradient
-from tfnb.graph import get_default_graph, name_scope
-from tfnb.op_registry import Example, register_op
+from tfnb.framework import dtypes
+from tfnb.framework.graph import get_default_graph, name_scope
+from tfnb.framework.op_registry import Example, register_gradient, register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape, scalar, unknown_shape
 from tfnb.ops import math_ops
 from tfnb.ops.array_ops import expand_dims, stop_gradient, zeros_like
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, check_same_dtype, unary
 from tfnb.ops.math_ops import sigmoid, tanh  # noqa: F401 (TF1 has them in tf.nn too)
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape, scalar, unknown_shape
 
 __all__ = ["relu", "relu6", "elu", "softplus", "softsign", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
            "bias_add", "l2_loss", "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",

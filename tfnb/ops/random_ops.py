@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.graph import get_default_graph, name_scope
-from tfnb.op_registry import register_op
+from tfnb.framework import dtypes
+from tfnb.framework.graph import get_default_graph, name_scope
+from tfnb.framework.op_registry import register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape
 from tfnb.ops import math_ops
-from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.array_ops import shape_from
+from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, check_same_dtype
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape
 
 __all__ = ["random_normal", "random_uniform", "truncated_normal", "set_random_seed", "get_seed"]
 

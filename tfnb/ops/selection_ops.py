@@ -7,15 +7,14 @@ import math
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.gradients import register_gradient
-from tfnb.graph import get_default_graph, name_scope
-from tfnb.op_registry import Example, register_op
+from tfnb.framework import dtypes
+from tfnb.framework.graph import get_default_graph, name_scope
+from tfnb.framework.op_registry import Example, register_gradient, register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape, unknown_shape
 from tfnb.ops import array_ops, math_ops
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, constant_value
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape, unknown_shape
 
 __all__ = ["gather_nd", "scatter_nd", "boolean_mask"]
 

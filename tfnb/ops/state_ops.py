@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfnb import dtypes
-from tfnb.graph import get_default_graph
-from tfnb.gradients import register_gradient
-from tfnb.op_registry import Example, register_op
+from tfnb.framework import dtypes
+from tfnb.framework.graph import get_default_graph
+from tfnb.framework.op_registry import Example, register_gradient, register_op
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape, as_shape, unknown_shape
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape, as_shape, unknown_shape
 
 __all__ = ["assign", "assign_add", "assign_sub", "is_variable_initialized"]
 

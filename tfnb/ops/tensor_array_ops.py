@@ -12,15 +12,19 @@ into it, a write's gradient reads from it; writes to one index of a gradient arr
 
 from __future__ import annotations
 
-from tfnb import dtypes, nest
-from tfnb.gradients import not_differentiable, register_gradient
-from tfnb.graph import get_default_graph
-from tfnb.op_registry import Example, register_op
+from tfnb.framework import dtypes, nest
+from tfnb.framework.graph import get_default_graph
+from tfnb.framework.op_registry import (
+    Example,
+    not_differentiable,
+    register_gradient,
+    register_op,
+)
+from tfnb.framework.tensor import Tensor
+from tfnb.framework.tensor_shape import TensorShape, as_shape, unknown_shape
 from tfnb.ops import array_ops, math_ops
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import constant_value
-from tfnb.tensor import Tensor
-from tfnb.tensor_shape import TensorShape, as_shape, unknown_shape
 
 __all__ = ["TensorArray"]
 

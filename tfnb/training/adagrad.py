@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tfnb.operation import Operation
+from tfnb.framework.operation import Operation
+from tfnb.framework.tensor import Tensor
 from tfnb.ops.constant_op import convert_to_tensor
-from tfnb.tensor import Tensor
+from tfnb.ops.training_ops import apply_update
+from tfnb.ops.variables import Variable
 from tfnb.training.optimizer import Optimizer, cast_like
-from tfnb.training.training_ops import apply_update
-from tfnb.variables import Variable
 
 
 class AdagradOptimizer(Optimizer):

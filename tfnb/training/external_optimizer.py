@@ -11,11 +11,11 @@ import logging
 
 import numpy as np
 
-from tfnb.gradients import gradients
+from tfnb.autodiff.gradients import gradients
+from tfnb.framework.default_session import get_default_session
+from tfnb.framework.tensor import Tensor
 from tfnb.ops import array_ops
-from tfnb.session import get_default_session
-from tfnb.tensor import Tensor
-from tfnb.variables import Variable, trainable_variables
+from tfnb.ops.variables import Variable, trainable_variables
 
 _log = logging.getLogger(__name__)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tfnb import dtypes
-from tfnb.graph import name_scope
+from tfnb.framework import dtypes
+from tfnb.framework.graph import name_scope
+from tfnb.framework.tensor import Tensor
 from tfnb.ops import math_ops
 from tfnb.ops.constant_op import convert_to_tensor
-from tfnb.tensor import Tensor
 
 
 def _start(learning_rate, global_step, decay_steps, what: str) -> tuple[Tensor, Tensor, Tensor]:

@@ -7,16 +7,16 @@ hyperparameters into tensors (`_prepare`), and builds each variable's update op
 
 from __future__ import annotations
 
-from tfnb import dtypes
-from tfnb.gradients import gradients
-from tfnb.graph import GraphKeys, get_default_graph
-from tfnb.indexed_slices import IndexedSlices
-from tfnb.operation import Operation
+from tfnb.autodiff.gradients import gradients
+from tfnb.framework import dtypes
+from tfnb.framework.graph import GraphKeys, get_default_graph
+from tfnb.framework.indexed_slices import IndexedSlices
+from tfnb.framework.operation import Operation
+from tfnb.framework.tensor import Tensor
 from tfnb.ops import array_ops, math_ops, state_ops
 from tfnb.ops.constant_op import constant, convert_to_tensor
-from tfnb.ops.control_flow_ops import group
-from tfnb.tensor import Tensor
-from tfnb.variables import Variable, trainable_variables
+from tfnb.ops.control_flow.dependencies import group
+from tfnb.ops.variables import Variable, trainable_variables
 
 _VALID_DTYPES = dtypes.FLOATS
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tfnb import dtypes
-from tfnb.graph import Graph, GraphKeys, get_default_graph
-from tfnb.init_ops import Zeros
-from tfnb.tensor import Tensor
-from tfnb.variable_scope import get_variable
-from tfnb.variables import Variable
+from tfnb.framework import dtypes
+from tfnb.framework.graph import Graph, GraphKeys, get_default_graph
+from tfnb.framework.tensor import Tensor
+from tfnb.ops.init_ops import Zeros
+from tfnb.ops.variable_scope import get_variable
+from tfnb.ops.variables import Variable
 
 
 def global_step(sess, global_step_tensor: Variable | Tensor) -> int:

@@ -1,0 +1,108 @@
+"""The op registry: one table row per op type (shape rule, gradient, cost, statefulness, examples).
+
+Kernels live apart, in `tfnb.kernels`; everything else the system knows about an op type is here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tfnb.framework import dtypes
+from tfnb.framework.errors import NotFoundError
+
+
+@dataclass(frozen=True)
+class Example:
+    """A small case for the generic op tests: build the op from tensors, compare with NumPy.
+
+    Each input is a shape (sampled in every dtype the op claims) or a fixed NumPy array.
+    `dtypes` narrows the op's claimed dtypes for this case; `low`/`high` bound sampled values.
+    """
+
+    build: Callable
+    reference: Callable
+    inputs: tuple = ()
+    dtypes: tuple | None = None
+    low: float = -3.0
+    high: float = 3.0
+    atol: float = 1e-6
+    differentiable: bool = True
+
+
+@dataclass
+class OpDef:
+    """Everything tfnb knows about one op type, apart from its kernels.
+
+    infer(op) returns one (DType, TensorShape) per output. cost(op) estimates compute cost in
+    flops-equivalents for the placer. forwards_input is the index of an input that the kernel may
+    return unchanged (so a fetch of the output may alias variable state), or None.
+    """
+
+    type: str
+    infer: Callable
+    dtypes: tuple = dtypes.ARRAY
+    stateful: bool = False
+    cost: Callable | None = None
+    gradient: Callable | None = None
+    forwards_input: int | None = None
+    examples: list[Example] = field(default_factory=list)
+
+
+_OPS: dict[str, OpDef] = {}
+
+
+def register_op(type_name: str, infer: Callable, *, dtypes: Sequence = dtypes.ARRAY,
+                stateful: bool = False, cost: Callable | None = None,
+                forwards_input: int | None = None, examples: Sequence[Example] = ()) -> OpDef:
+    """Adds an op type to the registry and returns its definition."""
+    if type_name in _OPS:
+        raise KeyError(f"Op type {type_name!r} is already registered")
+    op_def = OpDef(type_name, infer, tuple(dtypes), stateful, cost, None, forwards_input, list(examples))
+    _OPS[type_name] = op_def
+    return op_def
+
+
+def get_op_def(type_name: str) -> OpDef:
+    """The definition of an op type; raises NotFoundError for an unknown type."""
+    try:
+        return _OPS[type_name]
+    except KeyError:
+        raise NotFoundError(None, None, f"Op type {type_name!r} is not registered") from None
+
+
+def registered_ops() -> dict[str, OpDef]:
+    """All registered op definitions, by type name."""
+    return dict(_OPS)
+
+
+def default_cost(op) -> float:
+    """Cost estimate: one unit per output element (unknown dims count as 1)."""
+    total = 0.0
+    for tensor in op.outputs:
+        dims = tensor.shape.as_tuple() or ()
+        total += float(np.prod([d or 1 for d in dims]))
+    return total
+
+
+def register_gradient(op_type: str) -> Callable:
+    """Decorator setting the gradient rule `fn(op, *output_grads) -> input grads` of an op type."""
+
+    def register(fn: Callable) -> Callable:
+        get_op_def(op_type).gradient = fn
+        return fn
+
+    return register
+
+
+def no_gradient(fn_op, *grads):
+    """The gradient rule of an op that is not differentiable: no gradient for any input."""
+    return [None] * len(fn_op.inputs)
+
+
+def not_differentiable(*op_types: str) -> None:
+    """Declares op types through which no gradient flows (comparisons, argmax, shapes, ...)."""
+    for op_type in op_types:
+        get_op_def(op_type).gradient = no_gradient

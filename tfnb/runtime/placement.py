@@ -1,0 +1,156 @@
+"""Devices of this process, and the placer: constraints first, then greedy by a cost model.
+
+As in the 2015 paper, each node goes to the feasible device where a simulated execution says it
+would finish soonest, counting its compute cost and the cost of moving its inputs there. The
+estimates for every candidate are kept on the op (`placement_reasons`) so they can be shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
+
+from tfnb.framework import device_spec as _device
+from tfnb.framework.errors import InvalidArgumentError
+from tfnb.framework.op_registry import default_cost
+from tfnb.framework.operation import Operation
+from tfnb.kernels import has_kernel
+
+OP_OVERHEAD_US = 1.0
+US_PER_COST_UNIT = 0.001
+TRANSFER_LATENCY_US = 2.0
+US_PER_TRANSFERRED_BYTE = 1e-4
+
+
+@dataclass(frozen=True)
+class LocalDevice:
+    """A device of this process and the array namespace its kernels use."""
+
+    name: str
+    device_type: str
+    index: int
+    xp: ModuleType
+
+    @property
+    def spec(self) -> _device.DeviceSpec:
+        return _device.DeviceSpec.from_string(self.name)
+
+
+def gpu_count() -> int:
+    """How many CUDA devices CuPy sees (0 without CuPy or CUDA)."""
+    try:
+        import cupy
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # no CuPy, no driver, or no device: run on CPU only
+        return 0
+
+
+def local_devices(device_count: dict | None = None) -> list[LocalDevice]:
+    """This process's devices: `device_count['CPU']` logical CPUs (1 by default) and the visible GPUs."""
+    device_count = device_count or {}
+    devices = [LocalDevice(_device.local_device("CPU", i), "CPU", i, np)
+               for i in range(max(1, int(device_count.get("CPU", 1))))]
+    gpus = min(gpu_count(), int(device_count.get("GPU", 1 << 30)))
+    if gpus:
+        import cupy
+        devices += [LocalDevice(_device.local_device("GPU", i), "GPU", i, cupy) for i in range(gpus)]
+    return devices
+
+
+def colocation_groups(ops: list[Operation]) -> dict[Operation, Operation]:
+    """Each op's group leader: ops sharing a `_class` colocation name or a resource are one group."""
+    parent = {op: op for op in ops}
+    by_name = {op.name: op for op in ops}
+
+    def find(op):
+        while parent[op] is not op:
+            parent[op] = parent[parent[op]]
+            op = parent[op]
+        return op
+
+    def union(a, b):
+        parent[find(a)] = find(b)
+
+    for op in ops:
+        for name in op.attrs.get("_class", ()):
+            if name in by_name:
+                union(op, by_name[name])
+        for tensor in op.inputs:
+            if tensor.dtype.name == "resource" and tensor.op in parent:
+                union(op, tensor.op)
+    return {op: find(op) for op in ops}
+
+
+def place(ops: list[Operation], dependencies: dict, devices: list[LocalDevice],
+          allow_soft_placement: bool = False) -> dict[Operation, LocalDevice]:
+    """Assigns every op (given in execution order) a device; records reasons on each op."""
+    leaders = colocation_groups(ops)
+    members: dict[Operation, list[Operation]] = {}
+    for op in ops:
+        members.setdefault(leaders[op], []).append(op)
+    feasible = {leader: _feasible(group, devices, allow_soft_placement) for leader, group in members.items()}
+    placement: dict[Operation, LocalDevice] = {}
+    group_device: dict[Operation, LocalDevice] = {}
+    device_free = {d.name: 0.0 for d in devices}
+    finish: dict[Operation, float] = {}
+    for op in ops:
+        leader = leaders[op]
+        candidates = [group_device[leader]] if leader in group_device else feasible[leader]
+        estimates = {d.name: _finish_time(op, d, dependencies[op], placement, finish, device_free)
+                     for d in candidates}
+        chosen = min(candidates, key=lambda d: estimates[d.name])
+        group_device[leader] = chosen
+        placement[op] = chosen
+        finish[op] = estimates[chosen.name]
+        device_free[chosen.name] = finish[op]
+        op.assigned_device = chosen.name
+        op.placement_reasons = {"estimated_finish_us": estimates,
+                                "constraint": op.device or None,
+                                "colocated_with": leader.name if leader is not op else None}
+    return placement
+
+
+def _feasible(group: list[Operation], devices: list[LocalDevice], soft: bool) -> list[LocalDevice]:
+    with_kernels = [d for d in devices if all(has_kernel(op.type, d.device_type) for op in group)]
+    requested = [op for op in group if op.device]
+    matching = [d for d in with_kernels
+                if all(_device.DeviceSpec.from_string(op.device).matches(d.spec) for op in requested)]
+    if matching:
+        return matching
+    if soft and with_kernels:
+        return with_kernels
+    op = requested[0] if requested else group[0]
+    if not with_kernels:
+        reason = f"no kernel for op type {op.type} is registered for the available devices"
+    else:
+        reason = f"it was explicitly assigned to {op.device}, and no such device exists"
+    names = ", ".join(d.name for d in devices)
+    raise InvalidArgumentError(None, op, f"Cannot assign a device for operation '{op.name}': {reason}. "
+                               f"Available devices: [{names}]", device=op.device or "(unplaced)")
+
+
+def _finish_time(op, device, deps, placement, finish, device_free) -> float:
+    ready = 0.0
+    for dep in deps:
+        arrival = finish[dep]
+        if placement[dep].name != device.name:
+            arrival += transfer_cost_us(dep)
+        ready = max(ready, arrival)
+    return max(ready, device_free[device.name]) + compute_cost_us(op)
+
+
+def compute_cost_us(op: Operation) -> float:
+    """Estimated run time of an op, in microseconds, from its registry cost."""
+    cost = op.op_def.cost(op) if op.op_def.cost else default_cost(op)
+    return OP_OVERHEAD_US + US_PER_COST_UNIT * cost
+
+
+def transfer_cost_us(op: Operation) -> float:
+    """Estimated time to move an op's outputs to another device."""
+    total = 0.0
+    for tensor in op.outputs:
+        dims = tensor.shape.as_tuple() or ()
+        total += float(np.prod([d or 1 for d in dims])) * max(tensor.dtype.size, 1)
+    return TRANSFER_LATENCY_US + US_PER_TRANSFERRED_BYTE * total
