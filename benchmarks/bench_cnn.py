@@ -8,11 +8,11 @@ dense 10, softmax cross-entropy, one SGD step. Each framework runs in a process 
 from __future__ import annotations
 
 import numpy as np
-from tfnb.kernels.conv import chosen_algorithms
 
 import tfnb
 from benchmarks.harness import optional_tensorflow, report
 from benchmarks.isolated import isolated_medians
+from tfnb.kernels.conv import chosen_algorithms
 
 BATCH = 64
 LEARNING_RATE = 0.01

@@ -7,9 +7,8 @@ in the step's container, and is freed with its handle.
 
 from __future__ import annotations
 
-from tfnb.kernels.registry import kernel
-
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.registry import kernel
 
 
 class Accumulator:

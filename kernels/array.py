@@ -10,9 +10,10 @@ import itertools
 import math
 
 import numpy as np
-from tfnb.kernels.registry import kernel
 
+from tfnb.framework.common_shapes import range_length, strided_slice_index
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.registry import kernel
 
 _ALL = slice(None)
 
@@ -247,38 +248,6 @@ def slice_(node):
     return run
 
 
-def strided_slice_index(attrs: dict):
-    """A function (begin, end, strides) -> the NumPy index tuple that is TF's strided slice with these masks.
-
-    NumPy canonicalizes slice bounds as TF does (negatives count from the end, then clamp), so raw
-    bounds go into Python slices; a trailing Ellipsis (TF's implicit one) keeps 0-d results arrays.
-    """
-    begin_mask, end_mask = attrs["begin_mask"], attrs["end_mask"]
-    ellipsis_mask, new_axis_mask, shrink_mask = attrs["ellipsis_mask"], attrs["new_axis_mask"], attrs["shrink_axis_mask"]
-    if ellipsis_mask & (ellipsis_mask - 1):
-        raise ValueError("Multiple ellipses in slice spec not allowed")
-
-    def index(begin, end, strides) -> tuple:
-        items = []
-        for i, (b, e, s) in enumerate(zip(begin, end, strides)):
-            bit = 1 << i
-            if ellipsis_mask & bit:
-                items.append(Ellipsis)
-            elif new_axis_mask & bit:
-                items.append(None)
-            elif shrink_mask & bit:
-                if s <= 0:
-                    _fail("only stride 1 allowed on non-range indexing.")
-                items.append(b)
-            else:
-                items.append(slice(None if begin_mask & bit else b, None if end_mask & bit else e, s))
-        if not ellipsis_mask & ((1 << len(items)) - 1):
-            items.append(Ellipsis)
-        return tuple(items)
-
-    return index
-
-
 def _strided_index(attrs: dict):
     """strided_slice_index for bound arrays, remembered for the last read-only (constant) bounds."""
     to_index = strided_slice_index(attrs)
@@ -502,18 +471,6 @@ def zeros_like(node):
 def ones_like(node):
     xp = node.xp
     return lambda x: xp.ones_like(x)
-
-
-def range_length(start, limit, delta) -> int:
-    """How many values tf.range(start, limit, delta) has, computed as TF does (in the values' own type)."""
-    if delta == 0:
-        _fail("Requires delta != 0")
-    if (delta > 0 and start > limit) or (delta < 0 and start < limit):
-        _fail(f"Requires start {'<=' if delta > 0 else '>='} limit when delta {'>' if delta > 0 else '<'} 0: "
-              f"{start}/{limit}")
-    if isinstance(start + limit + delta, (int, np.integer)):
-        return int((abs(limit - start) + abs(delta) - 1) // abs(delta))
-    return int(np.ceil(np.abs((limit - start) / delta)))
 
 
 @kernel("Range")

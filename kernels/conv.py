@@ -28,80 +28,13 @@ import math
 import sys
 import threading
 import time
-from dataclasses import dataclass
 
 import numpy as np
+
+from tfnb.framework.common_shapes import Axis, Geometry, geometry_from_attrs, pool_geometry
+from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.intra_op import parallel_parts, run_width
 from tfnb.kernels.registry import kernel
-
-from tfnb.framework.errors import InvalidArgumentError
-
-# -- geometry -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Axis:
-    """One spatial axis of a convolution or pooling window, in TF's arithmetic.
-
-    Input element h sits at position `pad + h` of a zero-padded canvas; output i reads the canvas
-    at `i * stride + tap * dilation` for each tap.
-    """
-
-    size: int
-    taps: int
-    stride: int
-    dilation: int
-    pad: int
-    out: int
-
-    @property
-    def canvas(self) -> int:
-        """Extent of the padded input that the outputs read."""
-        return (self.out - 1) * self.stride + (self.taps - 1) * self.dilation + 1 if self.out else 0
-
-    def input_positions(self) -> np.ndarray:
-        return self.pad + np.arange(self.size)
-
-    def output_positions(self) -> np.ndarray:
-        return self.stride * np.arange(self.out)
-
-    def tap_positions(self) -> np.ndarray:
-        return self.dilation * np.arange(self.taps)
-
-    def is_tiling(self) -> bool:
-        """Windows that neither overlap nor reach into padding (pooling's common case)."""
-        return self.taps == self.stride and self.dilation == 1 and self.pad == 0 and self.canvas <= self.size
-
-
-def conv_axis(size: int, taps: int, stride: int, dilation: int, padding: str, explicit=(0, 0)) -> Axis:
-    """TF's output size and leading padding for one axis; ValueError when the output would be negative."""
-    reach = (taps - 1) * dilation + 1
-    if padding == "SAME":
-        out = -(-size // stride)
-        pad = max((out - 1) * stride + reach - size, 0) // 2
-    else:
-        pad, after = explicit if padding == "EXPLICIT" else (0, 0)
-        out = math.trunc((size + pad + after - reach + stride) / stride)
-        if out < 0:
-            raise ValueError(f"Computed output size would be negative: {out} [input_size: {size}, "
-                             f"effective_filter_size: {reach}, stride: {stride}]")
-    return Axis(size, taps, stride, dilation, pad, out)
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """The two spatial axes (height, width) of a convolution."""
-
-    h: Axis
-    w: Axis
-
-
-def geometry_from_attrs(attrs: dict, in_hw, filter_hw) -> Geometry:
-    """The convolution geometry that an op's attrs give for input and filter sizes (height, width)."""
-    explicit = attrs.get("explicit_paddings") or [0] * 8
-    strides, dilations = attrs["strides"], attrs.get("dilations", [1, 1, 1, 1])
-    return Geometry(*(conv_axis(in_hw[i], filter_hw[i], strides[i + 1], dilations[i + 1], attrs["padding"],
-                                explicit[2 * i + 2:2 * i + 4]) for i in range(2)))
 
 
 def _geometry_or_fail(attrs: dict, in_hw, filter_hw) -> Geometry:
@@ -838,12 +771,6 @@ def _in_cache_sized_parts(fn, x) -> None:
             fn(slice(first, min(first + step, images.stop)))
 
     parallel_parts(share, x.shape[0], x.size)
-
-
-def pool_geometry(attrs: dict, in_hw) -> Geometry:
-    """The window geometry of a pooling op: its ksize as filter taps, no dilation."""
-    ksize, strides = attrs["ksize"], attrs["strides"]
-    return Geometry(*(conv_axis(in_hw[i], ksize[i + 1], strides[i + 1], 1, attrs["padding"]) for i in range(2)))
 
 
 def _pool_geometry_or_fail(attrs: dict, shape: tuple) -> Geometry:

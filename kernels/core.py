@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tfnb.kernels.registry import kernel
-
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.registry import kernel
 
 
 @kernel("Const")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from tfnb.kernels.registry import kernel, simple_kernel
 
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.registry import kernel, simple_kernel
 
 # -- elementwise, bound directly ------------------------------------------------------------------
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from tfnb.kernels.intra_op import PARALLEL_WORK, parallel_parts
-from tfnb.kernels.registry import kernel
 
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.intra_op import PARALLEL_WORK, parallel_parts
+from tfnb.kernels.registry import kernel
 
 
 def _typed(node, value):

@@ -16,7 +16,6 @@ from collections import deque
 from collections.abc import Callable
 
 import numpy as np
-from tfnb.kernels.registry import kernel
 
 from tfnb.framework.errors import (
     CancelledError,
@@ -24,6 +23,7 @@ from tfnb.framework.errors import (
     InvalidArgumentError,
     OutOfRangeError,
 )
+from tfnb.kernels.registry import kernel
 
 _CREATION_LOCK = threading.Lock()
 

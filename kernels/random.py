@@ -7,9 +7,9 @@ seeds give the same numbers on every device. Floats are drawn in float32 (float6
 from __future__ import annotations
 
 import numpy as np
-from tfnb.kernels.registry import kernel
 
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.registry import kernel
 
 _TRUNCATE_AT = 2.0
 

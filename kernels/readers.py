@@ -14,11 +14,11 @@ import threading
 import zipfile
 
 import numpy as np
+
+from tfnb.framework.errors import InvalidArgumentError, NotFoundError, OutOfRangeError
 from tfnb.kernels.queues import Queue, deadline_of, resource_handle
 from tfnb.kernels.registry import kernel
 from tfnb.kernels.state import _freezer, _uninitialized, variable_lock
-
-from tfnb.framework.errors import InvalidArgumentError, NotFoundError, OutOfRangeError
 
 
 def _fail(message: str):

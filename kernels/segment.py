@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 
-from tfnb.kernels.registry import kernel
-
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.registry import kernel
 
 
 def _fail(message: str):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.registry import kernel
 from tfnb.kernels.segment import (  # scatter_nd sums rows per index as segments do
     _segment_rows,
     _uses_bincount,
 )
-
-from tfnb.framework.errors import InvalidArgumentError
 
 
 def _fail(message: str):

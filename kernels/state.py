@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from tfnb.kernels.registry import kernel
 
 from tfnb.framework.errors import FailedPreconditionError, InvalidArgumentError
+from tfnb.kernels.registry import kernel
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,6 @@ Summaries are host data whatever the device: values on a GPU are copied to NumPy
 from __future__ import annotations
 
 import numpy as np
-from tfnb.kernels.registry import kernel
 
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.framework.summary_proto import (
@@ -15,6 +14,7 @@ from tfnb.framework.summary_proto import (
     parse_summary,
     scalar_value,
 )
+from tfnb.kernels.registry import kernel
 
 
 def _host(array) -> np.ndarray:

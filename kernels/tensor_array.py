@@ -12,9 +12,9 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from tfnb.kernels.registry import kernel
 
 from tfnb.framework.errors import InvalidArgumentError, UnimplementedError
+from tfnb.kernels.registry import kernel
 
 FLOW = np.float32(0.0)
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import math
 import threading
 
+from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.registry import kernel
 from tfnb.kernels.state import _uninitialized, update_variable
-
-from tfnb.framework.errors import InvalidArgumentError
 
 # -- the rules: rule(xp, temps, var, *slots, grad, *hyperparameters), all arrays updated in place ----
 

@@ -5,9 +5,9 @@ import itertools
 
 import numpy as np
 import pytest
-from tfnb.kernels import conv, intra_op
 
 import tfnb as tf
+from tfnb.kernels import conv, intra_op
 
 
 def run(fetches, feed_dict=None):

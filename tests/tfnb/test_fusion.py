@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from tfnb.kernels import KernelNode, conv
 
 import tfnb as tf
+from tfnb.kernels import KernelNode, conv
 
 UNFUSED = tf.ConfigProto(graph_options=tf.GraphOptions(
     optimizer_options=tf.OptimizerOptions(do_kernel_fusion=False)))

@@ -4,12 +4,12 @@ import threading
 
 import numpy as np
 import pytest
-from tfnb.kernels import intra_op
-from tfnb.kernels.registry import _KERNELS, kernel
 from threadpoolctl import threadpool_info
 
 import tfnb as tf
 from tfnb.framework.op_registry import _OPS, register_op
+from tfnb.kernels import intra_op
+from tfnb.kernels.registry import _KERNELS, kernel
 from tfnb.ops.inference import same_as_input
 
 

@@ -6,11 +6,11 @@ import weakref
 
 import numpy as np
 import pytest
-from tfnb.kernels import kernel
-from tfnb.kernels.registry import _KERNELS
 
 import tfnb as tf
 from tfnb.framework.op_registry import _OPS, register_op
+from tfnb.kernels import kernel
+from tfnb.kernels.registry import _KERNELS
 from tfnb.ops.inference import same_as_input
 
 

@@ -6,11 +6,11 @@ import time
 
 import numpy as np
 import pytest
+
+import tfnb as tf
 from tfnb.visualizer import Dashboard
 from tfnb.visualizer import dashboard as dashboard_module
 from tfnb.visualizer.dashboard import BASIS_POINTS, STEP_TIME, load_bokehjs, smooth
-
-import tfnb as tf
 
 
 def stored_points(dash: Dashboard, tag: str) -> int:

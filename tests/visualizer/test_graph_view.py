@@ -4,6 +4,8 @@ import re
 import time
 
 import numpy as np
+
+import tfnb as tf
 from tfnb.visualizer import GraphView
 from tfnb.visualizer.dot import layout_engine, layout_svg
 from tfnb.visualizer.graph_view import (
@@ -13,8 +15,6 @@ from tfnb.visualizer.graph_view import (
     SEARCH_HIT,
     heat_colour,
 )
-
-import tfnb as tf
 
 CPU = "/job:localhost/replica:0/task:0/device:CPU:{}"
 

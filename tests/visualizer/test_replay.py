@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+
+import tfnb as tf
 from tfnb.visualizer import ExecutionReplay, GraphView
 from tfnb.visualizer.graph_view import FADED
 from tfnb.visualizer.replay import (
@@ -13,8 +15,6 @@ from tfnb.visualizer.replay import (
     frame_path,
     frame_tag,
 )
-
-import tfnb as tf
 
 
 def diamond():

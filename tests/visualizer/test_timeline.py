@@ -2,10 +2,10 @@
 
 import numpy as np
 from bokeh.models import HoverTool
-from tfnb.visualizer import Timeline
-from tfnb.visualizer import timeline as timeline_module
 
 import tfnb as tf
+from tfnb.visualizer import Timeline
+from tfnb.visualizer import timeline as timeline_module
 
 
 def two_device_run() -> tf.RunMetadata:

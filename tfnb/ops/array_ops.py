@@ -9,9 +9,9 @@ import operator
 from dataclasses import dataclass
 
 import numpy as np
-from tfnb.kernels.array import range_length, strided_slice_index
 
 from tfnb.framework import dtypes
+from tfnb.framework.common_shapes import range_length, strided_slice_index
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.framework.graph import get_default_graph, name_scope
 from tfnb.framework.indexed_slices import IndexedSlices

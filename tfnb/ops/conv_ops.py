@@ -9,9 +9,9 @@ pick an algorithm per shape by measuring.
 from __future__ import annotations
 
 import numpy as np
-from tfnb.kernels.conv import Geometry, conv_axis, geometry_from_attrs, pool_geometry
 
 from tfnb.framework import dtypes
+from tfnb.framework.common_shapes import Geometry, conv_axis, geometry_from_attrs, pool_geometry
 from tfnb.framework.errors import UnimplementedError
 from tfnb.framework.graph import get_default_graph
 from tfnb.framework.op_registry import Example, register_gradient, register_op
