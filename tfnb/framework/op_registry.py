@@ -39,6 +39,15 @@ class OpDef:
     infer(op) returns one (DType, TensorShape) per output. cost(op) estimates compute cost in
     flops-equivalents for the placer. forwards_input is the index of an input that the kernel may
     return unchanged (so a fetch of the output may alias variable state), or None.
+
+    What the compile pipeline (tfnb/runtime) may do with the op:
+    - foldable: constant folding may run it ahead of time once its inputs are known;
+    - reads_shape_only: its outputs depend on its first input's shape alone, so it folds whenever
+      that shape is static (Grappler's shape materialization);
+    - control_flow: one of the paper's control-flow primitives (Switch, Merge, Enter, Exit,
+      NextIteration, LoopCond), which executors treat specially; never folded, merged or dropped;
+    - reads_state_only: stateful only because it reads a resource (a variable's value), which it
+      never changes.
     """
 
     type: str
@@ -49,6 +58,15 @@ class OpDef:
     gradient: Callable | None = None
     forwards_input: int | None = None
     examples: list[Example] = field(default_factory=list)
+    foldable: bool = True
+    reads_shape_only: bool = False
+    control_flow: bool = False
+    reads_state_only: bool = False
+
+    @property
+    def writes_state(self) -> bool:
+        """Whether the op may change a resource it is given (an assign, an optimizer update, a queue op)."""
+        return self.stateful and not self.reads_state_only
 
 
 _OPS: dict[str, OpDef] = {}
@@ -56,11 +74,14 @@ _OPS: dict[str, OpDef] = {}
 
 def register_op(type_name: str, infer: Callable, *, dtypes: Sequence = dtypes.ARRAY,
                 stateful: bool = False, cost: Callable | None = None,
-                forwards_input: int | None = None, examples: Sequence[Example] = ()) -> OpDef:
-    """Adds an op type to the registry and returns its definition."""
+                forwards_input: int | None = None, examples: Sequence[Example] = (), foldable: bool = True,
+                reads_shape_only: bool = False, control_flow: bool = False,
+                reads_state_only: bool = False) -> OpDef:
+    """Adds an op type to the registry and returns its definition (fields: see OpDef)."""
     if type_name in _OPS:
         raise KeyError(f"Op type {type_name!r} is already registered")
-    op_def = OpDef(type_name, infer, tuple(dtypes), stateful, cost, None, forwards_input, list(examples))
+    op_def = OpDef(type_name, infer, tuple(dtypes), stateful, cost, None, forwards_input, list(examples),
+                   foldable and not control_flow, reads_shape_only, control_flow, reads_state_only)
     _OPS[type_name] = op_def
     return op_def
 

@@ -50,7 +50,7 @@ def _op(op_type: str, inputs, attrs=None, name=None):
     return get_default_graph().create_op(op_type, inputs, attrs, name)
 
 
-register_op("Placeholder", lambda op: [(op.attrs["dtype"], op.attrs["shape"])], dtypes=dtypes.ALL)
+register_op("Placeholder", lambda op: [(op.attrs["dtype"], op.attrs["shape"])], dtypes=dtypes.ALL, foldable=False)
 
 
 def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:
@@ -62,7 +62,7 @@ def _infer_placeholder_with_default(op):
     return [(op.inputs[0].dtype, as_shape(op.attrs["shape"]))]
 
 
-register_op("PlaceholderWithDefault", _infer_placeholder_with_default, dtypes=dtypes.ALL, forwards_input=0,
+register_op("PlaceholderWithDefault", _infer_placeholder_with_default, dtypes=dtypes.ALL, forwards_input=0, foldable=False,
             examples=[Example(lambda x: placeholder_with_default(x, [2, None]), lambda x: x, inputs=((2, 3),))])
 
 
@@ -1362,11 +1362,11 @@ def ones(shape, dtype=dtypes.float32, name: str | None = None) -> Tensor:
     return _filled(shape, dtype, True if dtype is dtypes.bool_ else 1, name, "ones")
 
 
-register_op("ZerosLike", same_as_input(0), dtypes=_WITH_STRING, examples=[
+register_op("ZerosLike", same_as_input(0), dtypes=_WITH_STRING, reads_shape_only=True, examples=[
     Example(lambda x: zeros_like(x), lambda x: np.full(x.shape, b"") if x.dtype == object else np.zeros_like(x),
             inputs=((2, 3),), differentiable=False),
 ])
-register_op("OnesLike", same_as_input(0), dtypes=dtypes.ARRAY, examples=[
+register_op("OnesLike", same_as_input(0), dtypes=dtypes.ARRAY, reads_shape_only=True, examples=[
     Example(lambda x: ones_like(x), np.ones_like, inputs=((2, 3),), differentiable=False),
 ])
 not_differentiable("ZerosLike", "OnesLike")
@@ -1445,7 +1445,7 @@ def _infer_shape(op):
     return [(op.attrs["out_type"], TensorShape([op.inputs[0].shape.ndims]))]
 
 
-register_op("Shape", _infer_shape, dtypes=_WITH_STRING, examples=[
+register_op("Shape", _infer_shape, dtypes=_WITH_STRING, reads_shape_only=True, examples=[
     Example(lambda x: shape(x), lambda x: np.array(x.shape, np.int32), inputs=((2, 3),), differentiable=False),
     Example(lambda x: shape(x, out_type=dtypes.int64), lambda x: np.array(x.shape, np.int64), inputs=((4, 0, 1),),
             differentiable=False),
@@ -1465,7 +1465,7 @@ def _infer_size(op):
     return [(op.attrs["out_type"], TensorShape([]))]
 
 
-register_op("Size", _infer_size, dtypes=_WITH_STRING, examples=[
+register_op("Size", _infer_size, dtypes=_WITH_STRING, reads_shape_only=True, examples=[
     Example(lambda x: size(x), lambda x: np.array(x.size, np.int32), inputs=((2, 3),), differentiable=False),
     Example(lambda x: size(x, out_type=dtypes.int64), lambda x: np.array(x.size, np.int64), inputs=((3, 0),),
             differentiable=False),
@@ -1478,7 +1478,7 @@ def size(input, name: str | None = None, out_type=dtypes.int32) -> Tensor:
     return _out("Size", [convert_to_tensor(input)], {"out_type": dtypes.as_dtype(out_type)}, name)
 
 
-register_op("Rank", lambda op: [(dtypes.int32, TensorShape([]))], dtypes=_WITH_STRING, examples=[
+register_op("Rank", lambda op: [(dtypes.int32, TensorShape([]))], dtypes=_WITH_STRING, reads_shape_only=True, examples=[
     Example(lambda x: rank(x), lambda x: np.array(x.ndim, np.int32), inputs=((2, 1, 3),), differentiable=False),
     Example(lambda x: rank(x), lambda x: np.array(0, np.int32), inputs=((),), differentiable=False),
 ])

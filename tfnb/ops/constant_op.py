@@ -18,7 +18,7 @@ def _infer_const(op):
     return [(op.attrs["dtype"], TensorShape(value.shape))]
 
 
-register_op("Const", _infer_const, dtypes=dtypes.ALL, forwards_input=None, examples=[
+register_op("Const", _infer_const, dtypes=dtypes.ALL, foldable=False, examples=[
     Example(lambda dtype: constant([[1, 2], [3, 4]], dtype=dtype),
             lambda dtype: np.array([[1, 2], [3, 4]], dtype=dtype.np_dtype), dtypes=dtypes.NUMERIC),
     Example(lambda: constant(0.5, shape=[2, 3]), lambda: np.full([2, 3], 0.5, np.float32)),

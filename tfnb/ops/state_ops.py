@@ -59,7 +59,7 @@ def _infer_read(op):
     return [(op.attrs["dtype"], variable_shape(op.inputs[0]))]
 
 
-register_op("ReadVariableOp", _infer_read, dtypes=VARIABLE_DTYPES, stateful=True)
+register_op("ReadVariableOp", _infer_read, dtypes=VARIABLE_DTYPES, stateful=True, reads_state_only=True)
 
 
 @register_gradient("ReadVariableOp")

@@ -78,7 +78,7 @@ def dependencies_of(ops, feeds, rewritten=None) -> dict[Operation, list[Operatio
 
 def writes_state(op: Operation) -> bool:
     """Whether an op changes a resource it takes as input (an assign, an optimizer's update)."""
-    return op.op_def.stateful and op.type != "ReadVariableOp" and any(t.dtype.name == "resource" for t in op.inputs)
+    return op.op_def.writes_state and any(t.dtype.name == "resource" for t in op.inputs)
 
 
 def order(ops: set[Operation], dependencies: dict[Operation, list[Operation]]) -> list[Operation]:

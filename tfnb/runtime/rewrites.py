@@ -19,8 +19,6 @@ from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
 
 MAX_FOLDED_BYTES = 10 * 1024 * 1024
-_NEVER_FOLDED = {"Placeholder", "PlaceholderWithDefault", "Const", "NoOp"}
-_SHAPE_ONLY = {"OnesLike", "ZerosLike", "Shape", "Size", "Rank"}  # outputs that depend on the input's shape alone
 
 
 @dataclass
@@ -117,11 +115,11 @@ def _hashable(value):
 
 
 def _foldable(op: Operation, inputs, fed, folded) -> bool:
-    if op.type in _NEVER_FOLDED or op.op_def.stateful or not inputs or op._control_inputs:
+    if not op.op_def.foldable or op.op_def.stateful or not inputs or op._control_inputs:
         return False
     if any(t in fed for t in op.outputs) or any(t.dtype.name == "resource" for t in op.outputs):
         return False
-    if op.type in _SHAPE_ONLY:  # the input's static shape is all they read, as Grappler's shape materialization
+    if op.op_def.reads_shape_only:
         tensor = inputs[0]
         return tensor in folded or (tensor.shape.is_fully_defined() and tensor.dtype.np_dtype.kind in "biufc")
     return all(t in folded or (t.op.type == "Const" and t not in fed) for t in inputs)

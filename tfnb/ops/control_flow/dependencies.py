@@ -8,7 +8,7 @@ from tfnb.framework.operation import Operation
 
 __all__ = ["no_op", "group", "tuple"]
 
-register_op("NoOp", lambda op: [])
+register_op("NoOp", lambda op: [], foldable=False)
 
 
 def no_op(name: str | None = None) -> Operation:

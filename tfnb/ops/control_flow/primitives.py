@@ -46,12 +46,12 @@ def _most_specific_common(a: TensorShape, b: TensorShape) -> TensorShape:
     return TensorShape([x if x == y else None for x, y in zip(a.as_tuple(), b.as_tuple())])
 
 
-register_op("Switch", _infer_switch, dtypes=dtypes.ALL)
-register_op("Merge", _infer_merge, dtypes=dtypes.ALL)
-register_op("Enter", same_as_input(0), dtypes=dtypes.ALL)
-register_op("Exit", same_as_input(0), dtypes=dtypes.ALL)
-register_op("NextIteration", same_as_input(0), dtypes=dtypes.ALL)
-register_op("LoopCond", same_as_input(0), dtypes=(dtypes.bool_,))
+register_op("Switch", _infer_switch, dtypes=dtypes.ALL, control_flow=True)
+register_op("Merge", _infer_merge, dtypes=dtypes.ALL, control_flow=True)
+register_op("Enter", same_as_input(0), dtypes=dtypes.ALL, control_flow=True)
+register_op("Exit", same_as_input(0), dtypes=dtypes.ALL, control_flow=True)
+register_op("NextIteration", same_as_input(0), dtypes=dtypes.ALL, control_flow=True)
+register_op("LoopCond", same_as_input(0), dtypes=(dtypes.bool_,), control_flow=True)
 
 
 def switch(data: Tensor, pred: Tensor, name: str | None = None) -> tuple[Tensor, Tensor]:
