@@ -1,5 +1,5 @@
 # make lab   - JupyterLab on the tutorials (creates .venv and installs everything it needs)
-# make test  - every test this machine can run, then what was skipped and why
+# make test  - every test this machine can run (the built wheel too), then what was skipped and why
 # make bench - benchmarks, printed as ratios measured side by side
 
 PYTHON ?= python3
@@ -25,8 +25,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root)
 
+# TFNB_TEST_WHEEL=1 adds tests/test_wheel.py: the wheel, installed into a fresh virtual environment, trains a model.
 test: $(STAMP)
-	$(BIN)/python -m pytest -ra -q tests notebooks --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg
+	TFNB_TEST_WHEEL=1 $(BIN)/python -m pytest -ra -q tests notebooks --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

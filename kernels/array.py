@@ -93,7 +93,7 @@ def _transpose(node, conjugate: bool):
 
 
 kernel("Transpose")(lambda node: _transpose(node, False))
-kernel("ConjugateTranspose")(lambda node: _transpose(node, True))
+kernel("ConjugateTranspose", fresh_output=True)(lambda node: _transpose(node, True))  # conj copies the view
 
 
 @kernel("ExpandDims")
@@ -131,7 +131,7 @@ def squeeze(node):
 
 # -- joining and splitting ------------------------------------------------------------------------
 
-@kernel("ConcatV2")
+@kernel("ConcatV2", fresh_output=True)
 def concat(node):
     xp = node.xp
 
@@ -142,7 +142,7 @@ def concat(node):
     return run
 
 
-@kernel("Pack")
+@kernel("Pack", fresh_output=True)
 def pack(node):
     xp, axis = node.xp, node.attrs["axis"]
     # Each value gets a size-1 axis (a view), then one concatenate: much cheaper than xp.stack.
@@ -214,7 +214,7 @@ def split_v(node):
     return run
 
 
-@kernel("Tile")
+@kernel("Tile", fresh_output=True)
 def tile(node):
     xp = node.xp
     reps = _memo(_as_tuple)
@@ -277,7 +277,7 @@ def strided_slice(node):
     return run
 
 
-@kernel("StridedSliceGrad")
+@kernel("StridedSliceGrad", fresh_output=True)
 def strided_slice_grad(node):
     xp, dtype = node.xp, node.output_dtypes[0]
     index_of = _strided_index(node.attrs)
@@ -329,7 +329,7 @@ def _reverse_index(axes: list, ndim: int) -> tuple:
     return tuple(index) + (Ellipsis,)
 
 
-@kernel("InvertPermutation")
+@kernel("InvertPermutation", fresh_output=True)
 def invert_permutation(node):
     xp = node.xp
 
@@ -393,11 +393,11 @@ def _constant_pad(node):
     return run
 
 
-kernel("Pad")(_constant_pad)
-kernel("PadV2")(_constant_pad)
+kernel("Pad", fresh_output=True)(_constant_pad)
+kernel("PadV2", fresh_output=True)(_constant_pad)
 
 
-@kernel("MirrorPad")
+@kernel("MirrorPad", fresh_output=True)
 def mirror_pad(node):
     xp = node.xp
     mode = node.attrs["mode"]
@@ -446,7 +446,7 @@ def mirror_pad_grad(node):
     return run
 
 
-@kernel("Fill")
+@kernel("Fill", fresh_output=True)
 def fill(node):
     xp, dtype = node.xp, node.output_dtypes[0]
     dims_of = _memo(_as_tuple)
@@ -459,7 +459,7 @@ def fill(node):
     return run
 
 
-@kernel("ZerosLike")
+@kernel("ZerosLike", fresh_output=True)
 def zeros_like(node):
     xp = node.xp
     if node.output_dtypes[0].kind == "O":
@@ -467,13 +467,13 @@ def zeros_like(node):
     return lambda x: xp.zeros_like(x)
 
 
-@kernel("OnesLike")
+@kernel("OnesLike", fresh_output=True)
 def ones_like(node):
     xp = node.xp
     return lambda x: xp.ones_like(x)
 
 
-@kernel("Range")
+@kernel("Range", fresh_output=True)
 def range_(node):
     xp, dtype = node.xp, node.output_dtypes[0]
     scalar = dtype.type
@@ -488,25 +488,25 @@ def range_(node):
 
 # -- shapes ---------------------------------------------------------------------------------------
 
-@kernel("Shape")
+@kernel("Shape", fresh_output=True)
 def shape(node):
     xp, dtype = node.xp, node.output_dtypes[0]
     return lambda x: xp.asarray(x.shape, dtype=dtype)
 
 
-@kernel("Size")
+@kernel("Size", fresh_output=True)
 def size(node):
     xp, dtype = node.xp, node.output_dtypes[0]
     return lambda x: xp.asarray(x.size, dtype=dtype)
 
 
-@kernel("Rank")
+@kernel("Rank", fresh_output=True)
 def rank(node):
     xp, dtype = node.xp, node.output_dtypes[0]
     return lambda x: xp.asarray(x.ndim, dtype=dtype)
 
 
-@kernel("OneHot")
+@kernel("OneHot", fresh_output=True)
 def one_hot(node):
     xp, axis = node.xp, node.attrs["axis"]
 

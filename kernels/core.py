@@ -34,7 +34,7 @@ def no_op(node):
     return lambda: None
 
 
-@kernel("BroadcastGradientArgs")
+@kernel("BroadcastGradientArgs", fresh_output=True)
 def broadcast_gradient_args(node):
     xp = node.xp
 

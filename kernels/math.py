@@ -1,7 +1,9 @@
 """Elementwise math, reduction, scan and matmul kernels, written once against the array namespace `xp`.
 
 Where the array namespace's function already returns the inferred dtype, the kernel *is* that
-function (`simple_kernel("Sub", lambda xp: xp.subtract)`): no wrapper on the per-call path.
+function (`simple_kernel("Pow", lambda xp: xp.power)`): no wrapper on the per-call path.
+Every kernel here returns arrays it has just allocated (ufuncs, reductions and products do), so
+each is registered `fresh_output` (kernels/registry.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from tfnb.kernels.registry import kernel, simple_kernel
 
 # -- elementwise, bound directly ------------------------------------------------------------------
 
-def _scalar_fast(op_type: str, python_operator, ufunc_name: str, fresh_output: bool = False) -> None:
+def _scalar_fast(op_type: str, python_operator, ufunc_name: str) -> None:
     """Registers a binary kernel: Python's operator when the output is 0-d, else the ufunc itself.
 
     On NumPy scalars (the values of 0-d computations, e.g. a loop counter) operators are ten times
@@ -25,13 +27,13 @@ def _scalar_fast(op_type: str, python_operator, ufunc_name: str, fresh_output: b
         if node.output_shapes and node.output_shapes[0] == ():
             return python_operator
         return getattr(node.xp, ufunc_name)
-    kernel(op_type, fresh_output=fresh_output)(factory)
+    kernel(op_type, fresh_output=True)(factory)
 
 
-_scalar_fast("Add", operator.add, "add", fresh_output=True)
-_scalar_fast("Sub", operator.sub, "subtract", fresh_output=True)
-_scalar_fast("Mul", operator.mul, "multiply", fresh_output=True)
-simple_kernel("Pow", lambda xp: xp.power)
+_scalar_fast("Add", operator.add, "add")
+_scalar_fast("Sub", operator.sub, "subtract")
+_scalar_fast("Mul", operator.mul, "multiply")
+simple_kernel("Pow", lambda xp: xp.power, fresh_output=True)
 simple_kernel("Maximum", lambda xp: xp.maximum, fresh_output=True)
 simple_kernel("Minimum", lambda xp: xp.minimum, fresh_output=True)
 _scalar_fast("Equal", operator.eq, "equal")
@@ -40,36 +42,36 @@ _scalar_fast("Less", operator.lt, "less")
 _scalar_fast("LessEqual", operator.le, "less_equal")
 _scalar_fast("Greater", operator.gt, "greater")
 _scalar_fast("GreaterEqual", operator.ge, "greater_equal")
-simple_kernel("LogicalAnd", lambda xp: xp.logical_and)
-simple_kernel("LogicalOr", lambda xp: xp.logical_or)
-simple_kernel("LogicalNot", lambda xp: xp.logical_not)
+simple_kernel("LogicalAnd", lambda xp: xp.logical_and, fresh_output=True)
+simple_kernel("LogicalOr", lambda xp: xp.logical_or, fresh_output=True)
+simple_kernel("LogicalNot", lambda xp: xp.logical_not, fresh_output=True)
 simple_kernel("Neg", lambda xp: xp.negative, fresh_output=True)
-simple_kernel("Abs", lambda xp: xp.abs)
-simple_kernel("ComplexAbs", lambda xp: xp.abs)
+simple_kernel("Abs", lambda xp: xp.abs, fresh_output=True)
+simple_kernel("ComplexAbs", lambda xp: xp.abs, fresh_output=True)
 simple_kernel("Exp", lambda xp: xp.exp, fresh_output=True)
 simple_kernel("Log", lambda xp: xp.log, fresh_output=True)
-simple_kernel("Log1p", lambda xp: xp.log1p)
+simple_kernel("Log1p", lambda xp: xp.log1p, fresh_output=True)
 simple_kernel("Sqrt", lambda xp: xp.sqrt, fresh_output=True)
 simple_kernel("Square", lambda xp: xp.square, fresh_output=True)
-simple_kernel("Sin", lambda xp: xp.sin)
-simple_kernel("Cos", lambda xp: xp.cos)
-simple_kernel("Tan", lambda xp: xp.tan)
+simple_kernel("Sin", lambda xp: xp.sin, fresh_output=True)
+simple_kernel("Cos", lambda xp: xp.cos, fresh_output=True)
+simple_kernel("Tan", lambda xp: xp.tan, fresh_output=True)
 simple_kernel("Tanh", lambda xp: xp.tanh, fresh_output=True)
-simple_kernel("Floor", lambda xp: xp.floor)
-simple_kernel("Ceil", lambda xp: xp.ceil)
-simple_kernel("Round", lambda xp: xp.rint)  # rint rounds halves to even, as TF's Round
-simple_kernel("Sign", lambda xp: xp.sign)
-simple_kernel("Reciprocal", lambda xp: xp.reciprocal)
-simple_kernel("IsNan", lambda xp: xp.isnan)
-simple_kernel("IsInf", lambda xp: xp.isinf)
-simple_kernel("IsFinite", lambda xp: xp.isfinite)
-simple_kernel("Expm1", lambda xp: xp.expm1)
-simple_kernel("Conj", lambda xp: xp.conj)
-simple_kernel("SelectV2", lambda xp: xp.where)
-simple_kernel("Where", lambda xp: xp.argwhere)
+simple_kernel("Floor", lambda xp: xp.floor, fresh_output=True)
+simple_kernel("Ceil", lambda xp: xp.ceil, fresh_output=True)
+simple_kernel("Round", lambda xp: xp.rint, fresh_output=True)  # rint rounds halves to even, as TF's Round
+simple_kernel("Sign", lambda xp: xp.sign, fresh_output=True)
+simple_kernel("Reciprocal", lambda xp: xp.reciprocal, fresh_output=True)
+simple_kernel("IsNan", lambda xp: xp.isnan, fresh_output=True)
+simple_kernel("IsInf", lambda xp: xp.isinf, fresh_output=True)
+simple_kernel("IsFinite", lambda xp: xp.isfinite, fresh_output=True)
+simple_kernel("Expm1", lambda xp: xp.expm1, fresh_output=True)
+simple_kernel("Conj", lambda xp: xp.conj, fresh_output=True)
+simple_kernel("SelectV2", lambda xp: xp.where, fresh_output=True)
+simple_kernel("Where", lambda xp: xp.argwhere, fresh_output=True)
 
 
-@kernel("Rsqrt")
+@kernel("Rsqrt", fresh_output=True)
 def rsqrt(node):
     xp = node.xp
     return lambda x: xp.reciprocal(xp.sqrt(x))
@@ -125,7 +127,7 @@ def real_div(node):
     return _integer_division(_truncate_divide(xp), xp) if _is_integer(node) else xp.true_divide
 
 
-@kernel("TruncateDiv")
+@kernel("TruncateDiv", fresh_output=True)
 def truncate_div(node):
     xp = node.xp
     if _is_integer(node):
@@ -133,7 +135,7 @@ def truncate_div(node):
     return lambda x, y: xp.trunc(xp.true_divide(x, y))
 
 
-@kernel("FloorDiv")
+@kernel("FloorDiv", fresh_output=True)
 def floor_div(node):
     xp = node.xp
     if _is_integer(node):
@@ -141,13 +143,13 @@ def floor_div(node):
     return lambda x, y: xp.floor(xp.true_divide(x, y))  # TF: floor(x / y); NumPy's // differs slightly
 
 
-@kernel("FloorMod")
+@kernel("FloorMod", fresh_output=True)
 def floor_mod(node):
     xp = node.xp
     return _integer_division(xp.remainder, xp) if _is_integer(node) else xp.remainder
 
 
-@kernel("TruncateMod")
+@kernel("TruncateMod", fresh_output=True)
 def truncate_mod(node):
     xp = node.xp
     return _integer_division(xp.fmod, xp) if _is_integer(node) else xp.fmod
@@ -156,7 +158,7 @@ def truncate_mod(node):
 # -- cast, select, add_n --------------------------------------------------------------------------
 
 
-@kernel("Cast")
+@kernel("Cast", fresh_output=True)
 def cast(node):
     source, target = node.input_dtypes[0], node.output_dtypes[0]
     if source.kind == "c" and target.kind not in "cb":
@@ -164,7 +166,7 @@ def cast(node):
     return lambda x: x.astype(target)
 
 
-@kernel("Select")
+@kernel("Select", fresh_output=True)
 def select(node):
     xp = node.xp
 
@@ -221,22 +223,22 @@ def _reducer(node, ufunc, xp_function, dtype=None):
     return lambda x, axes: reduce(x, axis=_axes(axes, x.ndim), dtype=dtype, keepdims=keep)
 
 
-@kernel("Sum")
+@kernel("Sum", fresh_output=True)
 def reduce_sum(node):
     return _reducer(node, np.add, node.xp.sum, node.output_dtypes[0])  # dtype: NumPy would widen integers
 
 
-@kernel("Prod")
+@kernel("Prod", fresh_output=True)
 def reduce_prod(node):
     return _reducer(node, np.multiply, node.xp.prod, node.output_dtypes[0])
 
 
-@kernel("Any")
+@kernel("Any", fresh_output=True)
 def reduce_any(node):
     return _reducer(node, np.logical_or, node.xp.any)
 
 
-@kernel("All")
+@kernel("All", fresh_output=True)
 def reduce_all(node):
     return _reducer(node, np.logical_and, node.xp.all)
 
@@ -253,19 +255,19 @@ def _extremum(node, ufunc, xp_function, identity):
     return run
 
 
-@kernel("Max")
+@kernel("Max", fresh_output=True)
 def reduce_max(node):
     dtype = node.output_dtypes[0]
     return _extremum(node, np.maximum, node.xp.max, -np.inf if dtype.kind == "f" else np.iinfo(dtype).min)
 
 
-@kernel("Min")
+@kernel("Min", fresh_output=True)
 def reduce_min(node):
     dtype = node.output_dtypes[0]
     return _extremum(node, np.minimum, node.xp.min, np.inf if dtype.kind == "f" else np.iinfo(dtype).max)
 
 
-@kernel("Mean")
+@kernel("Mean", fresh_output=True)
 def reduce_mean(node):
     xp, dtype = node.xp, node.output_dtypes[0]
     if dtype.kind in "iu":
@@ -303,12 +305,12 @@ def _arg_reduction(node, fn):
     return lambda x, axis: fn(x, axis=_axis(axis, x.ndim)).astype(out, copy=False)
 
 
-@kernel("ArgMax")
+@kernel("ArgMax", fresh_output=True)
 def arg_max(node):
     return _arg_reduction(node, node.xp.argmax)
 
 
-@kernel("ArgMin")
+@kernel("ArgMin", fresh_output=True)
 def arg_min(node):
     return _arg_reduction(node, node.xp.argmin)
 
@@ -338,12 +340,12 @@ def _scan(node, ufunc, xp_function, identity: int):
     return run
 
 
-@kernel("Cumsum")
+@kernel("Cumsum", fresh_output=True)
 def cumsum(node):
     return _scan(node, np.add, node.xp.cumsum, 0)
 
 
-@kernel("Cumprod")
+@kernel("Cumprod", fresh_output=True)
 def cumprod(node):
     return _scan(node, np.multiply, node.xp.cumprod, 1)
 

@@ -70,33 +70,33 @@ def _split(xp, fill_rows, out):
     return out
 
 
-@kernel("Relu6")
+@kernel("Relu6", fresh_output=True)
 def relu6(node):
     xp, zero, six = node.xp, _typed(node, 0), _typed(node, 6)
     return lambda x: xp.minimum(xp.maximum(x, zero), six)
 
 
-@kernel("Elu")
+@kernel("Elu", fresh_output=True)
 def elu(node):
     xp, zero = node.xp, _typed(node, 0)
     # expm1 of min(x, 0): the branch that `where` drops must not overflow either.
     return lambda x: xp.where(x > zero, x, xp.expm1(xp.minimum(x, zero)))
 
 
-@kernel("Softplus")
+@kernel("Softplus", fresh_output=True)
 def softplus(node):
     xp, zero = node.xp, _typed(node, 0)
     # max(x, 0) + log1p(exp(-|x|)) equals log(1 + exp(x)) without overflowing for large x.
     return lambda x: xp.maximum(x, zero) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
-@kernel("Softsign")
+@kernel("Softsign", fresh_output=True)
 def softsign(node):
     xp, one = node.xp, _typed(node, 1)
     return lambda x: x / (one + xp.abs(x))
 
 
-@kernel("LeakyRelu")
+@kernel("LeakyRelu", fresh_output=True)
 def leaky_relu(node):
     xp, zero, alpha = node.xp, _typed(node, 0), _typed(node, node.attrs["alpha"])
     return lambda x: xp.where(x > zero, x, x * alpha)
@@ -105,7 +105,7 @@ def leaky_relu(node):
 # -- softmax --------------------------------------------------------------------------------------
 
 
-@kernel("Softmax")
+@kernel("Softmax", fresh_output=True)
 def softmax(node):
     xp, axis = node.xp, node.attrs["axis"]
     out = node.output_dtypes[0]
@@ -123,7 +123,7 @@ def _log_softmax(xp, logits, axis: int):
     return shifted - xp.log(xp.exp(shifted).sum(axis, keepdims=True))
 
 
-@kernel("LogSoftmax")
+@kernel("LogSoftmax", fresh_output=True)
 def log_softmax(node):
     xp, axis = node.xp, node.attrs["axis"]
     out = node.output_dtypes[0]
@@ -180,7 +180,7 @@ def bias_add_grad(node):
     return run
 
 
-@kernel("L2Loss")
+@kernel("L2Loss", fresh_output=True)
 def l2_loss(node):
     xp, out = node.xp, node.output_dtypes[0]
     compute = _math_dtype(out)
@@ -195,7 +195,7 @@ def l2_loss(node):
 # -- cross-entropy losses -------------------------------------------------------------------------
 
 
-@kernel("SigmoidCrossEntropyWithLogits")
+@kernel("SigmoidCrossEntropyWithLogits", fresh_output=True)
 def sigmoid_xent(node):
     xp, zero = node.xp, _typed(node, 0)
     # The stable form of -z*log(sigmoid(x)) - (1-z)*log(1-sigmoid(x)): no exp of a positive number.
@@ -203,7 +203,7 @@ def sigmoid_xent(node):
                                    + xp.log1p(xp.exp(-xp.abs(logits))))
 
 
-@kernel("SoftmaxCrossEntropyWithLogits")
+@kernel("SoftmaxCrossEntropyWithLogits", fresh_output=True)
 def softmax_xent(node):
     xp, axis = node.xp, node.attrs["axis"]
     out = node.output_dtypes[0]
@@ -216,7 +216,7 @@ def softmax_xent(node):
     return run
 
 
-@kernel("SparseSoftmaxCrossEntropyWithLogits")
+@kernel("SparseSoftmaxCrossEntropyWithLogits", fresh_output=True)
 def sparse_softmax_xent(node):
     xp = node.xp
     out = node.output_dtypes[0]

@@ -32,7 +32,7 @@ def _norm(x, radius: int, bias: float, alpha: float):
     return norm
 
 
-@kernel("LRN")
+@kernel("LRN", fresh_output=True)
 def lrn(node):
     xp = node.xp
     radius, bias, alpha, beta = _lrn_params(node)
@@ -46,7 +46,7 @@ def lrn(node):
     return run
 
 
-@kernel("LRNGrad")
+@kernel("LRNGrad", fresh_output=True)
 def lrn_grad(node):
     xp = node.xp
     radius, bias, alpha, beta = _lrn_params(node)

@@ -391,13 +391,13 @@ def queue_close(node):
     return lambda step, queue: queue.close(cancel, deadline_of(step))
 
 
-@kernel("QueueSizeV2")
+@kernel("QueueSizeV2", fresh_output=True)
 def queue_size(node):
     to_device = _to_device(node.xp)
     return lambda queue: to_device(np.array(queue.size(), np.int32))
 
 
-@kernel("QueueIsClosedV2")
+@kernel("QueueIsClosedV2", fresh_output=True)
 def queue_is_closed(node):
     to_device = _to_device(node.xp)
     return lambda queue: to_device(np.array(queue.is_closed()))

@@ -28,14 +28,14 @@ def _dims(shape) -> tuple:
     return tuple(int(d) for d in shape.tolist())
 
 
-@kernel("RandomStandardNormal")
+@kernel("RandomStandardNormal", fresh_output=True)
 def random_standard_normal(node):
     rng, xp, out = _generator(node), node.xp, node.output_dtypes[0]
     draw = _draw_dtype(out)
     return lambda shape: xp.asarray(rng.standard_normal(_dims(shape), dtype=draw).astype(out, copy=False))
 
 
-@kernel("TruncatedNormal")
+@kernel("TruncatedNormal", fresh_output=True)
 def truncated_normal(node):
     rng, xp, out = _generator(node), node.xp, node.output_dtypes[0]
     draw = _draw_dtype(out)
@@ -52,7 +52,7 @@ def truncated_normal(node):
     return run
 
 
-@kernel("RandomUniform")
+@kernel("RandomUniform", fresh_output=True)
 def random_uniform(node):
     rng, xp, out = _generator(node), node.xp, node.output_dtypes[0]
     if out == np.float16:
@@ -62,7 +62,7 @@ def random_uniform(node):
     return lambda shape: xp.asarray(rng.random(_dims(shape), dtype=draw))
 
 
-@kernel("RandomUniformInt")
+@kernel("RandomUniformInt", fresh_output=True)
 def random_uniform_int(node):
     rng, xp, out = _generator(node), node.xp, node.output_dtypes[0]
 

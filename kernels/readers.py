@@ -244,7 +244,7 @@ def _string_reader(reader) -> Reader:
     return reader
 
 
-@kernel("ReaderReadV2", needs_step=True)
+@kernel("ReaderReadV2", needs_step=True, fresh_output=True)
 def reader_read(node):
     def run(step, reader, queue):
         keys, records = _string_reader(reader).read_up_to(queue, 1, deadline_of(step))[0]
@@ -252,7 +252,7 @@ def reader_read(node):
     return run
 
 
-@kernel("ReaderReadUpToV2", needs_step=True)
+@kernel("ReaderReadUpToV2", needs_step=True, fresh_output=True)
 def reader_read_up_to(node):
     def run(step, reader, queue, num_records):
         pieces = _string_reader(reader).read_up_to(queue, _positive(num_records), deadline_of(step))
@@ -268,7 +268,7 @@ def _positive(num_records) -> int:
     return count
 
 
-@kernel("NpyReaderReadUpTo", needs_step=True)
+@kernel("NpyReaderReadUpTo", needs_step=True, fresh_output=True)
 def npy_reader_read_up_to(node):
     def run(step, reader, queue, num_records):
         if not isinstance(reader, NpyReader):
@@ -280,12 +280,12 @@ def npy_reader_read_up_to(node):
     return run
 
 
-@kernel("ReaderNumRecordsProducedV2")
+@kernel("ReaderNumRecordsProducedV2", fresh_output=True)
 def reader_num_records_produced(node):
     return lambda reader: np.array(reader.records_produced, np.int64)
 
 
-@kernel("ReaderNumWorkUnitsCompletedV2")
+@kernel("ReaderNumWorkUnitsCompletedV2", fresh_output=True)
 def reader_num_work_units_completed(node):
     return lambda reader: np.array(reader.work_units_completed, np.int64)
 
@@ -319,7 +319,7 @@ def _where(record) -> str:
     return f" (line {where})" if where else ""
 
 
-@kernel("DecodeCSV")
+@kernel("DecodeCSV", fresh_output=True)
 def decode_csv(node):
     attrs = node.attrs
     out_types = node.output_dtypes

@@ -36,12 +36,13 @@ class KernelNode:
 
 @dataclass
 class StepContext:
-    """Per-run state given to kernels registered with `needs_step=True`."""
+    """Per-run state given to kernels registered with `needs_step=True` (and to Sends and Recvs: the rendezvous)."""
 
     step_id: int
     timeout_in_ms: int = 0
     frame: Any = None
     trace: list = field(default_factory=list)
+    rendezvous: Any = None
 
 
 @dataclass(frozen=True)

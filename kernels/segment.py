@@ -59,7 +59,7 @@ def _uses_bincount(node) -> bool:
     return node.output_dtypes[0].kind == "f"  # bincount weights are float64: exact for floats, lossy for int64
 
 
-@kernel("UnsortedSegmentSum")
+@kernel("UnsortedSegmentSum", fresh_output=True)
 def unsorted_segment_sum(node):
     xp, use_bincount = node.xp, _uses_bincount(node)
 
@@ -72,7 +72,7 @@ def unsorted_segment_sum(node):
     return run
 
 
-@kernel("SegmentSum")
+@kernel("SegmentSum", fresh_output=True)
 def segment_sum(node):
     xp, use_bincount = node.xp, _uses_bincount(node)
 

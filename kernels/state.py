@@ -165,7 +165,7 @@ def var_is_initialized(node):
     return lambda handle: initialized if handle.name in handle.values else uninitialized
 
 
-@kernel("ReportUninitialized")
+@kernel("ReportUninitialized", fresh_output=True)
 def report_uninitialized(node):
     # Strings live on the host as NumPy object arrays whatever the device, so the result is always NumPy.
     names = [name.encode() for name in node.attrs["names"]]

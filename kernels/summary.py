@@ -29,7 +29,7 @@ def _serialized(data: bytes) -> np.ndarray:
     return np.array(data, dtype=object)
 
 
-@kernel("ScalarSummary")
+@kernel("ScalarSummary", fresh_output=True)
 def scalar_summary(node):
     def summarize(tags, values):
         values = _host(values)
@@ -40,7 +40,7 @@ def scalar_summary(node):
     return summarize
 
 
-@kernel("HistogramSummary")
+@kernel("HistogramSummary", fresh_output=True)
 def histogram_summary(node):
     def summarize(tag, values):
         values = _host(values).astype(np.float64)
@@ -50,7 +50,7 @@ def histogram_summary(node):
     return summarize
 
 
-@kernel("MergeSummary")
+@kernel("MergeSummary", fresh_output=True)
 def merge_summary(node):
     def merge(*inputs):
         summaries = [s for array in inputs for s in array.flat]

@@ -218,7 +218,7 @@ def tensor_array_read(node):
     return read
 
 
-@kernel("TensorArrayGatherV3")
+@kernel("TensorArrayGatherV3", fresh_output=True)
 def tensor_array_gather(node):
     xp, dtype = node.xp, node.output_dtypes[0]
     element_shape = node.attrs["element_shape"].as_tuple()
@@ -250,7 +250,7 @@ def tensor_array_scatter(node):
     return scatter
 
 
-@kernel("TensorArrayConcatV3")
+@kernel("TensorArrayConcatV3", fresh_output=True)
 def tensor_array_concat(node):
     xp, dtype = node.xp, node.output_dtypes[0]
     except0 = node.attrs["element_shape_except0"].as_tuple()

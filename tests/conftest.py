@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 import tfnb as tf
-from tfnb.runtime.placement import gpu_count
+from tfnb.runtime.devices import gpu_count
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from tfnb.framework.graph import Graph
 from tfnb.framework.indexed_slices import IndexedSlices
 from tfnb.ops.array_ops import placeholder
 from tfnb.ops.constant_op import convert_to_tensor
+from tfnb.runtime.tracing import RunMetadata, RunOptions
 
 
 def check_gradients(build: Callable, inputs: Sequence[np.ndarray], *, eps: float = 1e-6, rtol: float = 1e-4,
@@ -56,3 +58,20 @@ def check_gradients(build: Callable, inputs: Sequence[np.ndarray], *, eps: float
                 if not np.isclose(predicted, numeric, rtol=rtol, atol=atol):
                     raise AssertionError(f"gradient check failed: analytic directional derivative {predicted:.8g} "
                                          f"!= finite difference {numeric:.8g} (ops: {[y.op.type for y in outputs]})")
+
+
+def run_both_executors(fetches: Any, feed_dict: dict | None = None, session: Session | None = None) -> Any:
+    """Runs `fetches` untraced (the generated code) and traced (the frame executor); returns the values they agree on.
+
+    The values must agree exactly (the same repr): both executors run the same kernels. Both runs use one
+    session, `session` or a new Session on the default graph, so a fetch with side effects (an assign, a
+    dequeue) takes effect twice. Raises AssertionError.
+    """
+    if session is None:
+        with Session() as new_session:
+            return run_both_executors(fetches, feed_dict, new_session)
+    untraced = session.run(fetches, feed_dict)
+    traced = session.run(fetches, feed_dict, RunOptions(trace_level=RunOptions.FULL_TRACE), RunMetadata())
+    if repr(untraced) != repr(traced):
+        raise AssertionError(f"the executors disagree: generated code {untraced!r}, frame executor {traced!r}")
+    return untraced

@@ -24,12 +24,13 @@ import traitlets
 
 from tfnb.client.fetches import flatten
 from tfnb.client.session import Session
-from tfnb.framework.device_spec import DeviceSpec
+from tfnb.framework.device_spec import short_device
 from tfnb.framework.dtypes import DType
 from tfnb.framework.graph import Graph, get_default_graph
 from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
-from tfnb.runtime.plan import Plan, prune
+from tfnb.runtime.plan import Plan
+from tfnb.runtime.prune import prune
 from tfnb.runtime.tracing import NodeExecStats, RunMetadata
 
 from .dot import DotEdge, DotNode, build_dot, layout_svg, with_styles
@@ -65,13 +66,11 @@ class _Source:
 def _source_of(obj) -> _Source:
     """The ops to draw from a Graph, a Session (its latest plan), a Plan, or fetches (their closure)."""
     if isinstance(obj, Session):
-        plans = [compiled.plan for compiled in obj._cache.values()]
-        obj = plans[-1] if plans else obj.graph
+        obj = obj.last_plan() or obj.graph
     if isinstance(obj, Graph):
         return _Source(obj.get_operations(), {}, lambda t: t, None)
     if isinstance(obj, Plan):
-        resolve = obj.rewritten.resolve if obj.rewritten is not None else (lambda t: t)
-        return _Source(list(obj.ops), dict(obj.placement), resolve, dict(obj.dependencies))
+        return _Source(list(obj.ops), dict(obj.placement), obj.resolve, dict(obj.dependencies))
     graph = _graph_of(obj)
     leaves, _ = flatten(graph, obj)
     needed = prune([x for x in leaves if isinstance(x, Tensor)], [x for x in leaves if isinstance(x, Operation)], ())
@@ -90,17 +89,6 @@ def _graph_of(fetches) -> Graph:
     if hasattr(fetches, "graph"):
         return fetches.graph
     return get_default_graph()
-
-
-def short_device(name: str) -> str:
-    """'CPU:0' for a local device, 'worker:1 CPU:0' for another task's; '' stays ''."""
-    if not name:
-        return ""
-    spec = DeviceSpec.from_string(name)
-    device = f"{spec.device_type}:{'*' if spec.device_index is None else spec.device_index}" if spec.device_type else ""
-    if spec.job in (None, "localhost"):
-        return device or name
-    return f"{spec.job}:{spec.task if spec.task is not None else '*'} {device}".strip()
 
 
 def shape_text(tensor: Tensor) -> str:

@@ -24,6 +24,12 @@ _FLOAT_TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 _HALF_TOLERANCE = {"rtol": 1e-3, "atol": 1e-3}  # one float16 ulp: TF computes some float16 ops in float32
 
 
+def pytest_generate_tests(metafunc):
+    """Runs the shared program test once per program registered in the `PROGRAMS` of the file that imports it."""
+    if metafunc.definition.originalname == "test_program_does_what_tensorflow_does":
+        metafunc.parametrize("program", metafunc.module.PROGRAMS)
+
+
 @pytest.fixture(scope="session")
 def same_as_tf():
     """`same_as_tf(program)` fails unless tfnb does what TensorFlow does; skips without TensorFlow (`bench` extra)."""

@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from program_registry import Programs, shapes
+from program_registry import (
+    Programs,
+    shapes,
+    test_program_does_what_tensorflow_does,  # noqa: F401 (pytest collects it from here)
+)
 from program_registry import run as run_in_session
 
-pytestmark = pytest.mark.filterwarnings("ignore:`tf.layers.*is deprecated:UserWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:`tf.layers.*is deprecated:UserWarning"),
+              pytest.mark.usefixtures("legacy_layers")]
 
 PROGRAMS = Programs()
 program = PROGRAMS.register
+
+
+@pytest.fixture
+def legacy_layers(monkeypatch):
+    """TensorFlow's tf.compat.v1.layers, which it serves from tf_keras when TF_USE_LEGACY_KERAS is set."""
+    pytest.importorskip("tf_keras", reason="TensorFlow's tf.compat.v1.layers needs the tf_keras package")
+    monkeypatch.setenv("TF_USE_LEGACY_KERAS", "1")
 
 
 def run(tf, fetches, feed_dict=None):
@@ -269,18 +281,3 @@ def batch_normalization_training_as_a_tensor(tf):
         moving = sess.run([layer.moving_mean, layer.moving_variance])
     return (names(layer.variables), names(layer.trainable_variables), len(layer.updates), shapes(y),
             frozen, unchanged, trained, moving)
-
-
-# -- the test --------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def legacy_layers(monkeypatch):
-    """TensorFlow's tf.compat.v1.layers, which it serves from tf_keras when TF_USE_LEGACY_KERAS is set."""
-    pytest.importorskip("tf_keras", reason="TensorFlow's tf.compat.v1.layers needs the tf_keras package")
-    monkeypatch.setenv("TF_USE_LEGACY_KERAS", "1")
-
-
-@pytest.mark.parametrize("program", PROGRAMS)
-def test_program_does_what_tensorflow_does(program, legacy_layers, same_as_tf):
-    same_as_tf(program)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from program_registry import Programs, described, run
+from program_registry import (
+    CUBE,
+    Programs,
+    described,
+    run,
+    test_program_does_what_tensorflow_does,  # noqa: F401 (pytest collects it from here)
+)
 
 PROGRAMS = Programs()
 program = PROGRAMS.register
 
 
-CUBE = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 MATRIX = np.array([[1.0, 5.0, 3.0, 5.0], [4.0, -4.0, 0.0, 4.0], [2.0, 2.0, 2.0, 2.0]], np.float32)
 
 
@@ -244,11 +248,3 @@ def einsum_mismatched_dims_are_a_value_error(tf):
 @program
 def einsum_wrong_rank_is_a_value_error(tf):
     return tf.einsum("ij->ji", tf.ones([3]))
-
-
-# -- the test --------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("program", PROGRAMS)
-def test_program_does_what_tensorflow_does(program, same_as_tf):
-    same_as_tf(program)

@@ -2,12 +2,19 @@
 the algorithm cache, static shapes, errors, and gradients at realistic sizes."""
 
 import itertools
+import threading
 
 import numpy as np
 import pytest
 
 import tfnb as tf
+from tfnb.framework.common_shapes import geometry_from_attrs
 from tfnb.kernels import conv, intra_op
+from tfnb.kernels.conv import choice, pooling, scratch
+from tfnb.kernels.conv.fft import fft_backprop_filter, fft_forward
+from tfnb.kernels.conv.gemm import gemm_backprop_filter
+from tfnb.kernels.conv.rows import rows_backprop_filter, rows_claims, rows_forward
+from tfnb.kernels.conv.winograd import winograd_claims
 
 
 def run(fetches, feed_dict=None):
@@ -162,7 +169,7 @@ def test_every_algorithm_matches_the_reference_where_it_claims(case, dtype):
     attrs = {"strides": [1, *strides, 1], "dilations": [1, *dilations, 1],
              "padding": padding if isinstance(padding, str) else "EXPLICIT",
              "explicit_paddings": [] if isinstance(padding, str) else sum(padding, [])}
-    geo = conv.geometry_from_attrs(attrs, x.shape[1:3], w.shape[:2])
+    geo = geometry_from_attrs(attrs, x.shape[1:3], w.shape[:2])
     cases = {"forward": ((x, w), ref_conv(x, w, strides, dilations, padding)),
              "backprop_input": ((dy, w), ref_backprop_input(x.shape, w, dy, strides, dilations, padding)),
              "backprop_filter": ((x, dy), ref_backprop_filter(x, w.shape, dy, strides, dilations, padding))}
@@ -180,27 +187,27 @@ def test_every_algorithm_matches_the_reference_where_it_claims(case, dtype):
 
 def test_winograd_claims_exactly_3x3_stride_1_undilated():
     def geo(k, s, d):
-        return conv.geometry_from_attrs({"strides": [1, s, s, 1], "dilations": [1, d, d, 1], "padding": "SAME"},
-                                        (8, 8), (k, k))
+        return geometry_from_attrs({"strides": [1, s, s, 1], "dilations": [1, d, d, 1], "padding": "SAME"},
+                                   (8, 8), (k, k))
 
-    assert conv.winograd_claims(geo(3, 1, 1))
-    assert not any(conv.winograd_claims(geo(*args)) for args in [(5, 1, 1), (3, 2, 1), (3, 1, 2)])
+    assert winograd_claims(geo(3, 1, 1))
+    assert not any(winograd_claims(geo(*args)) for args in [(5, 1, 1), (3, 2, 1), (3, 1, 2)])
 
 
 def test_rows_claims_stride_1_in_height():
     def geo(strides):
-        return conv.geometry_from_attrs({"strides": [1, *strides, 1], "dilations": [1, 2, 2, 1], "padding": "SAME"},
-                                        (8, 8), (3, 3))
+        return geometry_from_attrs({"strides": [1, *strides, 1], "dilations": [1, 2, 2, 1], "padding": "SAME"},
+                                   (8, 8), (3, 3))
 
-    assert conv.rows_claims(geo((1, 1))) and conv.rows_claims(geo((1, 2)))
-    assert not conv.rows_claims(geo((2, 1)))
+    assert rows_claims(geo((1, 1))) and rows_claims(geo((1, 2)))
+    assert not rows_claims(geo((2, 1)))
 
 
 def test_algorithms_agree_at_a_realistic_size():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((8, 16, 16, 16)).astype(np.float32)
     w = rng.standard_normal((3, 3, 16, 8)).astype(np.float32)
-    geo = conv.geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (16, 16), (3, 3))
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (16, 16), (3, 3))
     outputs = {name: fn(conv.Scratch(np), x, w, geo) for name, (_, fn) in conv.ALGORITHMS["forward"].items()}
     for name, out in outputs.items():
         np.testing.assert_allclose(out, outputs["gemm"], rtol=1e-4, atol=1e-4, err_msg=name)
@@ -229,7 +236,7 @@ def test_the_algorithm_is_measured_once_per_key(monkeypatch):
     def measure_again(*args, **kwargs):
         raise AssertionError("measured a key that was already chosen")
 
-    monkeypatch.setattr(conv, "_measure", measure_again)
+    monkeypatch.setattr(choice, "_measure", measure_again)
     np.testing.assert_array_equal(run(tf.nn.conv2d(x, w, 1, "SAME")), first)
     with pytest.raises(tf.errors.OpError, match="measured a key"):
         run(tf.nn.conv2d(x, w, 2, "SAME"))  # a new key: strides differ
@@ -251,28 +258,29 @@ def test_outputs_do_not_share_scratch_memory():
 def test_parallel_parts_give_the_serial_result(monkeypatch):
     rng = np.random.default_rng(9)
     x, w = rng.standard_normal((16, 12, 12, 8)).astype(np.float32), rng.standard_normal((5, 5, 8, 8)).astype(np.float32)
-    geo = conv.geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (12, 12), (5, 5))
-    serial = conv.fft_forward(conv.Scratch(np), x, w, geo)
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (12, 12), (5, 5))
+    serial = fft_forward(conv.Scratch(np), x, w, geo)
     dy = rng.standard_normal((16, 12, 12, 8)).astype(np.float32)
     reference = ref_backprop_filter(x, w.shape, dy, (1, 1), (1, 1), "SAME")
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
     threads = []
     with intra_op.RunThreads(3, 1):
-        monkeypatch.setattr(conv, "_per_chunk", _recording(conv._per_chunk, threads))
-        np.testing.assert_allclose(conv.fft_forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(conv.fft_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
+        recorded = _recording(scratch.per_chunk, threads)
+        for module in ("fft", "rows"):  # the algorithms that split their batch in chunks
+            monkeypatch.setattr(f"tfnb.kernels.conv.{module}.per_chunk", recorded)
+        np.testing.assert_allclose(fft_forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(fft_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
                                    rtol=1e-4, atol=1e-3)
-        np.testing.assert_allclose(conv.gemm_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
+        np.testing.assert_allclose(gemm_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
                                    rtol=1e-4, atol=1e-3)
-        np.testing.assert_allclose(conv.rows_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
+        np.testing.assert_allclose(rows_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
                                    rtol=1e-4, atol=1e-3)
-        np.testing.assert_allclose(conv.rows_forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(rows_forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
     assert threads and all(len(names) > 1 for names in threads)  # every chunked call ran beside helper threads
 
 
 def _recording(per_chunk, threads: list):
-    """conv._per_chunk that also records which threads ran the parts of each call."""
-    import threading
+    """scratch.per_chunk that also records which threads ran the parts of each call."""
 
     def recorded(fn, *sizes):
         names = set()
@@ -303,7 +311,7 @@ def test_pooling_in_cache_sized_steps_across_threads_gives_the_same_values(monke
     fetches = pooled + [tf.gradients(tf.reduce_sum(p * p), x)[0] for p in pooled]
     fetches.append(tf.gradients(tf.gradients(tf.reduce_sum(pooled[0] * pooled[0]), x)[0], x, grad_ys=x)[0])
     whole = run(fetches, {x: value})
-    monkeypatch.setattr(conv, "_POOL_STEP_BYTES", 1)  # one image per step
+    monkeypatch.setattr(pooling, "_POOL_STEP_BYTES", 1)  # one image per step
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
     stepped = run(fetches, {x: value})  # the session's run owns the cores: its threads split the batch
     for a, b in zip(stepped, whole):

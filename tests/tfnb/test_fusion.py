@@ -4,14 +4,16 @@ import numpy as np
 import pytest
 
 import tfnb as tf
+from tfnb.framework.common_shapes import geometry_from_attrs
 from tfnb.kernels import KernelNode, conv
+from tfnb.kernels.conv import choice, convolution, fft
 
 UNFUSED = tf.ConfigProto(graph_options=tf.GraphOptions(
     optimizer_options=tf.OptimizerOptions(do_kernel_fusion=False)))
 
 
 def plan_source(sess: tf.Session) -> str:
-    return list(sess._cache.values())[-1].plan.source  # the latest plan
+    return sess.last_plan().source
 
 
 def fused_lines(sess: tf.Session) -> list[str]:
@@ -57,23 +59,23 @@ def test_the_gradient_pair_uses_one_transform_of_dy_when_both_directions_chose_f
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal((4, 10, 10, 8)).astype(np.float32), rng.standard_normal((5, 5, 8, 6)).astype(np.float32)
     dy = rng.standard_normal((4, 10, 10, 6)).astype(np.float32)
-    geo = conv.geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (10, 10), (5, 5))
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (10, 10), (5, 5))
     for direction, a, b in (("backprop_input", dy, w), ("backprop_filter", x, dy)):
-        monkeypatch.setitem(conv._CHOSEN, conv._key(direction, a, b, geo, np), "fft")
+        monkeypatch.setitem(choice._CHOSEN, choice._key(direction, a, b, geo, np), "fft")
     calls = []
-    monkeypatch.setattr(conv, "fft_backprop", lambda *args: _recorded(calls, *args))
+    monkeypatch.setattr(convolution, "fft_backprop", lambda *args: _recorded(calls, *args))
     attrs = {"strides": [1, 1, 1, 1], "padding": "SAME", "dilations": [1, 1, 1, 1], "data_format": "NHWC",
              "explicit_paddings": []}
     node = KernelNode("Conv2DBackpropInput", "bi", attrs, (np.dtype(np.int32),) + (np.dtype(np.float32),) * 2,
                       (np.dtype(np.float32),))
-    both = conv.conv2d_backprop_input(node).with_filter_gradient
+    both = convolution.conv2d_backprop_input(node).with_filter_gradient
     dx, dw = both(np.array(x.shape, np.int32), w, dy, x, np.array(w.shape, np.int32))
     assert len(calls) == 1
-    np.testing.assert_allclose(dx, conv.fft_backprop_input(conv.Scratch(np), dy, w, geo), rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(dw, conv.fft_backprop_filter(conv.Scratch(np), x, dy, geo), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(dx, fft.fft_backprop_input(conv.Scratch(np), dy, w, geo), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, fft.fft_backprop_filter(conv.Scratch(np), x, dy, geo), rtol=1e-4, atol=1e-3)
 
 
-_fft_backprop = conv.fft_backprop
+_fft_backprop = fft.fft_backprop
 
 
 def _recorded(calls: list, *args):

@@ -6,15 +6,7 @@ import numpy as np
 import pytest
 
 import tfnb as tf
-
-
-def run(fetches, feed_dict=None):
-    """Runs untraced (loops compiled to Python) and traced (the frame executor); both must agree."""
-    with tf.Session() as sess:
-        compiled = sess.run(fetches, feed_dict)
-        tagged = sess.run(fetches, feed_dict, tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), tf.RunMetadata())
-    assert repr(compiled) == repr(tagged)
-    return compiled
+from tfnb.test import run_both_executors
 
 
 def fails(fetches, message: str, feed_dict=None, traced: bool = False) -> str:
@@ -37,7 +29,7 @@ def test_write_read_stack_and_inferred_element_shape():
     assert ta.element_shape.as_list() == [2]  # shared by every TensorArray object of the array
     assert w.read(1).shape.as_list() == [2] and w.stack().shape.as_list() == [3, 2]
     assert w.flow.dtype is tf.float32 and ta.handle.dtype is tf.resource and w.dtype is tf.float32
-    np.testing.assert_array_equal(run(w.stack()), [[1, 2], [3, 4], [5, 6]])
+    np.testing.assert_array_equal(run_both_executors(w.stack()), [[1, 2], [3, 4], [5, 6]])
     with pytest.raises(ValueError, match="Inconsistent shapes"):
         ta.write(1, [1.0, 2.0, 3.0])
 
@@ -48,7 +40,7 @@ def test_unstack_gather_scatter_concat_split_size():
     gathered, size, last = ta.gather([3, 1]), ta.size(), ta.read(3)
     scattered = tf.TensorArray(tf.float64, 4).scatter([2, 0, 3, 1], x).stack()
     split = tf.TensorArray(tf.float64, 2, infer_shape=False, clear_after_read=False).split(x, [1, 3])
-    out = run([gathered, size, last, scattered, split.concat(), split.read(1)])
+    out = run_both_executors([gathered, size, last, scattered, split.concat(), split.read(1)])
     np.testing.assert_array_equal(out[0], X[[3, 1]])
     assert out[1] == 4
     np.testing.assert_array_equal(out[3], X[[1, 3, 0, 2]])
@@ -58,17 +50,17 @@ def test_unstack_gather_scatter_concat_split_size():
 
 def test_dynamic_size_grows_and_size_op():
     ta = tf.TensorArray(tf.int32, size=0, dynamic_size=True).write(4, 7)
-    assert run([ta.size(), ta.read(4)]) == [5, 7]
+    assert run_both_executors([ta.size(), ta.read(4)]) == [5, 7]
 
 
 def test_unwritten_index_reads_zeros_only_with_a_known_element_shape():
-    assert run(tf.TensorArray(tf.float32, 2, element_shape=[2]).read(1)).tolist() == [0.0, 0.0]
-    assert run(tf.TensorArray(tf.float32, 2).write(0, [1.0]).read(1)).tolist() == [0.0]
+    assert run_both_executors(tf.TensorArray(tf.float32, 2, element_shape=[2]).read(1)).tolist() == [0.0, 0.0]
+    assert run_both_executors(tf.TensorArray(tf.float32, 2).write(0, [1.0]).read(1)).tolist() == [0.0]
     fails(tf.TensorArray(tf.float32, 2).read(1), "Could not read from TensorArray index 1")
 
 
 def test_empty_array_stacks_with_a_known_element_shape():
-    assert run(tf.TensorArray(tf.float32, 0, element_shape=[3]).stack()).shape == (0, 3)
+    assert run_both_executors(tf.TensorArray(tf.float32, 0, element_shape=[3]).stack()).shape == (0, 3)
     with tf.Session() as sess, pytest.raises(tf.errors.UnimplementedError, match="size zero"):
         sess.run(tf.TensorArray(tf.float32, 0).stack())
 
@@ -82,7 +74,7 @@ def test_constructor_arguments_as_tf():
     with pytest.raises(ValueError, match="both"):
         tf.TensorArray(tf.float32, size=2, handle=ta.handle, flow=ta.flow)
     same = tf.TensorArray(tf.float32, handle=ta.handle, flow=ta.flow).write(0, 1.0).write(1, 2.0)
-    assert run(same.stack()).tolist() == [1.0, 2.0]
+    assert run_both_executors(same.stack()).tolist() == [1.0, 2.0]
 
 
 # -- errors, each naming the op ------------------------------------------------------------------------
@@ -113,7 +105,7 @@ def test_shape_errors_at_run_time():
     fails(tf.TensorArray(tf.float32, 2).split(x, [1, 1]).flow, "sum of lengths", {x: np.ones(3)})
     ta = tf.TensorArray(tf.float32, 2, infer_shape=False).write(0, x).write(1, x[1:])
     fails(ta.stack(), "inconsistent shapes", {x: np.ones(3)})
-    np.testing.assert_array_equal(run(ta.concat(), {x: np.arange(3.0)}), [0, 1, 2, 1, 2])
+    np.testing.assert_array_equal(run_both_executors(ta.concat(), {x: np.arange(3.0)}), [0, 1, 2, 1, 2])
 
 
 # -- loops --------------------------------------------------------------------------------------------
@@ -129,11 +121,11 @@ def test_while_loop_carries_tensor_arrays():
 
     i, out = tf.while_loop(lambda i, out: i < n, body, [0, tf.TensorArray(tf.float32, n)])
     assert isinstance(out, tf.TensorArray) and out.element_shape.as_list() == [3]
-    np.testing.assert_array_equal(run(out.stack(), {x: X}), X * np.arange(4)[:, None])
+    np.testing.assert_array_equal(run_both_executors(out.stack(), {x: X}), X * np.arange(4)[:, None])
     single = tf.while_loop(lambda ta: ta.size() < 3, lambda ta: ta.write(ta.size(), 1.0),
                            [tf.TensorArray(tf.float32, 0, dynamic_size=True)])
     assert isinstance(single, tf.TensorArray)
-    assert run(single.stack()).tolist() == [1.0, 1.0, 1.0]
+    assert run_both_executors(single.stack()).tolist() == [1.0, 1.0, 1.0]
 
 
 def test_map_fn_with_nested_elems_and_dtype():
@@ -142,7 +134,7 @@ def test_map_fn_with_nested_elems_and_dtype():
     assert doubled.shape.as_list() == [4, 3]
     pair = tf.map_fn(lambda e: (e[0] * tf.cast(e[1], tf.float64), e[1] + 1), (a, b), dtype=(tf.float64, tf.int64))
     summed = tf.map_fn(lambda e: {"s": tf.reduce_sum(e["x"])}, {"x": a}, dtype={"s": tf.float64})
-    out = run([doubled, pair, summed])
+    out = run_both_executors([doubled, pair, summed])
     np.testing.assert_array_equal(out[0], X * 2)
     np.testing.assert_array_equal(out[1][0], X * np.arange(4)[:, None])
     np.testing.assert_array_equal(out[1][1], np.arange(1, 5))
@@ -158,7 +150,7 @@ def test_scan_foldl_foldr():
                tf.foldl(lambda a, e: a - e, x), tf.foldr(lambda a, e: a - e, x, initializer=tf.zeros([3], tf.float64)),
                tf.scan(lambda a, e: (a[0] + e, a[1] * e), x, initializer=(tf.zeros([3], tf.float64),
                                                                         tf.ones([3], tf.float64)))]
-    out = run(fetches, {x: X})
+    out = run_both_executors(fetches, {x: X})
     np.testing.assert_array_equal(out[0], np.cumsum(X, 0))
     expected, a = [], np.ones(3)
     for row in X[::-1]:
@@ -239,6 +231,6 @@ def test_each_gradients_call_has_its_own_gradient_arrays():
     x = tf.placeholder(tf.float64, [None, 3])
     y = tf.reduce_sum(tf.map_fn(lambda r: r * r, x))
     first, second = tf.gradients(y, x)[0], tf.gradients(y * 3.0, x)[0]
-    out = run([first, second], {x: X})
+    out = run_both_executors([first, second], {x: X})
     np.testing.assert_allclose(out[0], 2 * X)
     np.testing.assert_allclose(out[1], 6 * X)

@@ -75,8 +75,8 @@ def test_requested_devices_are_honoured_and_cross_device_edges_become_send_recv(
     assert a.op.assigned_device == CPU.format(0)
     assert b.op.assigned_device == CPU.format(1)
     partitions = metadata.partition_graphs
-    assert partitions[CPU.format(0)].count("_Send/a:0") == 1
-    assert partitions[CPU.format(1)].count("_Recv/a:0") == 1  # once per device, not per consumer
+    assert partitions[CPU.format(0)].count("_Send/a:0->cpu1") == 1
+    assert partitions[CPU.format(1)].count("_Recv/a:0->cpu1") == 1  # once per device, not per consumer
     recvs = [s for s in metadata.node_stats() if s.op_type == "_Recv"]
     assert len(recvs) == 1 and recvs[0].device == CPU.format(1)
 

@@ -93,3 +93,14 @@ def merge(outer: str, inner: str) -> str:
 def local_device(device_type: str, index: int) -> str:
     """A device of this process: `/job:localhost/replica:0/task:0/device:CPU:0`."""
     return f"/job:localhost/replica:0/task:0/device:{device_type}:{index}"
+
+
+def short_device(name: str) -> str:
+    """'CPU:0' for a local device, 'worker:1 CPU:0' for another task's; '' stays ''."""
+    if not name:
+        return ""
+    spec = DeviceSpec.from_string(name)
+    device = f"{spec.device_type}:{'*' if spec.device_index is None else spec.device_index}" if spec.device_type else ""
+    if spec.job in (None, "localhost"):
+        return device or name
+    return f"{spec.job}:{spec.task if spec.task is not None else '*'} {device}".strip()

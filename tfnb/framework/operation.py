@@ -106,3 +106,12 @@ class Operation:
 
     def __hash__(self) -> int:
         return id(self)
+
+
+def is_loop_back_edge(consumer: Operation, tensor) -> bool:
+    """Whether `tensor` reaches `consumer` around a loop: NextIteration -> Merge (2015 paper, section 4.4).
+
+    A loop's Merge waits for its Enter in the first iteration and for its NextIteration after; every
+    dependency count and order leaves the back edge out.
+    """
+    return consumer.type == "Merge" and tensor.op.type == "NextIteration"

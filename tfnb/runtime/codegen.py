@@ -1,173 +1,155 @@
-"""Turns an ordered, placed plan into a straight-line Python function.
+"""Straight-line code for a plan: one Python line per node, in the order one thread runs them.
 
-Each node becomes one line, `t7_0 = k7(t3_0, c5)`; constants are bound values, no_ops vanish,
-a value crossing devices goes through one transfer per destination device (the paper's
-Send/Recv), and `del` releases each intermediate right after its last consumer. The function's
-source is kept on the plan, so a plan can be printed and read. A traced variant times each line.
+    dense_MatMul = mat_mul(x, dense_kernel)  # dense/MatMul = MatMul(x:0, dense/kernel:0)
+
+Values are named after the ops that compute them (tfnb/runtime/naming.py); kernels and constants
+are bound values of the function; a Send and its Recv are two lines that meet in the step's
+rendezvous; `del` releases each value right after its last reader. Unless the plan is plain, a
+kernel may write into an input that nothing reads afterwards (tfnb/runtime/buffer_reuse.py) and
+lines may be fused (tfnb/runtime/fusion.py). The source is kept on the plan, to be printed and read.
 """
 
 from __future__ import annotations
 
 import itertools
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from tfnb.framework.operation import Operation
-from tfnb.framework.tensor import Tensor
-from tfnb.kernels import find_kernel
 from tfnb.runtime.buffer_reuse import donatable, inplace_call
+from tfnb.runtime.naming import Names, kernel_name
+from tfnb.runtime.plan import FEED, Node, Plan
 
 _counter = itertools.count()
 
 
 @dataclass
 class Step:
-    """One line of a plan: an op's kernel call, or a transfer of a tensor to another device."""
+    """One line of straight-line code: a node's kernel call (several nodes' when lines are fused)."""
 
-    op: Operation | None
+    node: Node
     kernel: Callable | None
     needs_step: bool
-    device: str
     args: list[str]
     outputs: list[str]
-    transfer_of: Tensor | None = None
     fresh_output: bool = False  # the kernel is registered fresh_output: its outputs may be donated
-    fused: tuple = ()  # the ops this line computes together (tfnb/runtime/fusion.py); `op` is the first of them
+    fused: tuple = ()  # the nodes this line computes together (tfnb/runtime/fusion.py); `node` is the first
+
+    @property
+    def op(self) -> Operation | None:
+        return self.node.op
+
+    @property
+    def device(self) -> str:
+        return self.node.device
 
 
 @dataclass
 class Compiled:
+    """A generated function `run(feeds, step) -> fetched values`, its source, and which line runs which node."""
+
     source: str
     run: Callable
-    line_ops: dict[int, Operation]
-    steps: list[Step]
+    line_nodes: dict[int, Node]
 
 
-def var(tensor: Tensor, device: str | None = None, home: str | None = None) -> str:
-    """The local variable name holding `tensor` (on `device`, if it was moved there)."""
-    name = f"t{tensor.op._id}_{tensor.value_index}"
-    if device is not None and device != home:
-        name += "_on_" + device.rsplit(":", 2)[-2].lower() + device.rsplit(":", 1)[-1]
-    return name
+def build_steps(plan: Plan, names: Names, bind: Callable[[Node], tuple[Callable, bool, bool]]) -> tuple[list[Step], dict]:
+    """The plan's lines, and the values bound into the function (constants and folded values).
 
-
-def build_steps(ops, feeds, rewritten, placement, bind, transfer, host: str) -> tuple[list[Step], dict]:
-    """The plan's lines: kernel calls in order, transfers inserted before each first remote use.
-
-    Values folded by the rewrites become bound constants on the host device.
+    `bind(node)` gives the node's kernel callable, whether it takes the step, and whether its outputs are fresh.
+    A Const's value is bound once instead of calling its kernel in every run.
     """
-    fed = set(feeds)
-    constants: dict[str, object] = {var(t): value for t, value in rewritten.folded.items()}
+    constants: dict[str, object] = dict(plan.constants)
     steps: list[Step] = []
-    moved: set[str] = set()
-    for op in ops:
-        device = placement[op].name
-        args = []
-        for tensor in op.inputs:
-            tensor = rewritten.resolve(tensor)
-            home = host if tensor in fed or tensor in rewritten.folded else placement[tensor.op].name
-            name = var(tensor)
-            if home != device:
-                remote = var(tensor, device, home)
-                if remote not in moved:
-                    moved.add(remote)
-                    steps.append(Step(None, transfer(home, device), False, device, [name], [remote], tensor))
-                name = remote
-            args.append(name)
-        if op.inputs and all(t.shape.ndims == 0 for t in op.inputs):
-            args = [scalar_constant(constants, a) for a in args]
-        kernel, needs_step = bind(op, placement[op])
-        outputs = [var(t) for t in op.outputs]
-        if op.type == "Const":
+    for node in plan.nodes:
+        args = [value.name for value in node.inputs]
+        if node.op is not None and node.inputs and all(v.tensor.shape.ndims == 0 for v in node.inputs):
+            args = [scalar_constant(constants, names, a) for a in args]
+        kernel, needs_step, fresh = bind(node)
+        outputs = [value.name for value in node.outputs]
+        if node.type == "Const":
             constants[outputs[0]] = kernel()
             kernel = None
-        kernel_def = find_kernel(op.type, placement[op].device_type)
-        steps.append(Step(op, kernel, needs_step, device, args, outputs,
-                          fresh_output=kernel_def is not None and kernel_def.fresh_output))
+        steps.append(Step(node, kernel, needs_step, args, outputs, fresh))
     return steps, constants
 
 
-def generate(steps: list[Step], constants: dict, feeds, fetches, host: str, traced: bool) -> Compiled:
-    """Writes and compiles the plan function `run(feeds, step) -> tuple of fetched values`."""
-    fetched = {var(t) for t in fetches if isinstance(t, Tensor)}
-    fetched_tensors = {t for t in fetches if isinstance(t, Tensor)}
-    used_at = _last_uses(steps)
-    fresh = {o for step in steps if step.fresh_output for o in step.outputs}
-    body: list[str] = []
-    line_ops: dict[int, Operation] = {}
+def generate(steps: list[Step], constants: dict, plan: Plan, names: Names, donate: bool) -> Compiled:
+    """Writes and compiles `run(feeds, step)` for the plan's lines (see the module docstring)."""
+    fetched = {value.name for value in plan.fetch_values if value is not None}
+    fetched_tensors = {value.tensor for value in plan.fetch_values if value is not None}
+    feed_names = {value.name for value in plan.feed_values}
+    last_use = _last_uses(steps)
+    fresh = {name for step in steps if step.fresh_output for name in step.outputs}
     bound: dict[str, object] = dict(constants)
-    feed_names = [var(t) for t in feeds]
-    if feed_names:
-        body.append(f"{', '.join(feed_names)}, = feeds")
+    lines: list[Line] = []
+    if plan.feed_values:
+        lines.append(Line(f"{', '.join(v.name for v in plan.feed_values)}, = feeds"))
     for index, step in enumerate(steps):
-        if step.op is not None and (step.kernel is None or step.op.type == "NoOp"):
-            if traced:
-                body.append(f"_record(step, {index}, _clock(), _clock(), ())")
+        if step.kernel is None or step.node.type == "NoOp":
             continue
-        kernel_name = f"k{step.op._id}" if step.op is not None else f"recv{index}"
-        bound[kernel_name] = step.kernel
-        call_args = (["step"] if step.needs_step else []) + step.args
-        call = f"{kernel_name}({', '.join(call_args)})"
-        if step.op is not None and not step.needs_step and not step.fused:
-            donors = [i for i, (arg, tensor) in enumerate(zip(step.args, step.op.inputs))
-                      if arg == var(tensor) and arg not in bound and arg not in feed_names
-                      and donatable(tensor, step.op, fetched_tensors, used_at.get(arg) == index, arg in fresh)]
-            call = inplace_call(step.kernel, kernel_name, step.args, donors) or call
-        live_outputs = [o if o in used_at or o in fetched else "_" for o in step.outputs]
-        if not live_outputs:
-            statement = call
-        elif len(live_outputs) == 1:
-            statement = call if live_outputs[0] == "_" else f"{live_outputs[0]} = {call}"
-        else:
-            statement = f"{', '.join(live_outputs)} = {call}"
-        if traced:
-            body.append("_start = _clock()")
-        line_ops[len(body) + 3] = step.op if step.op is not None else step.transfer_of.op
-        body.append(f"{statement}  # {_describe(step)}")
-        if traced:
-            body.append(f"_record(step, {index}, _start, _clock(), ({''.join(o + ', ' for o in step.outputs if o != '_' and o in live_outputs)}))")
-        dead = [a for a in dict.fromkeys(step.args) if used_at.get(a) == index and a not in fetched and a not in bound]
+        name = names.new(kernel_name(step.node.type))
+        bound[name] = step.kernel
+        call = f"{name}({', '.join((['step'] if step.needs_step else []) + step.args)})"
+        if donate and step.op is not None and not step.needs_step and not step.fused:
+            donors = [i for i, (arg, value) in enumerate(zip(step.args, step.node.inputs))
+                      if arg == value.name and arg not in bound and value.kind != FEED
+                      and donatable(value.tensor, step.op, fetched_tensors, last_use.get(arg) == index, arg in fresh)]
+            call = inplace_call(step.kernel, name, step.args, donors) or call
+        lines.append(Line(_assignment(step.outputs, call, last_use, fetched), describe(step), step.node))
+        dead = [a for a in dict.fromkeys(step.args)
+                if last_use.get(a) == index and a not in fetched and (a not in bound or a in feed_names)]
         if dead:
-            body.append(f"del {', '.join(dead)}")
-    results = [var(t) if isinstance(t, Tensor) else "None" for t in fetches]
-    body.append(f"return ({''.join(r + ', ' for r in results)})")
+            lines.append(Line(f"del {', '.join(dead)}"))
+    results = [value.name if value is not None else "None" for value in plan.fetch_values]
+    lines.append(Line(f"return ({''.join(r + ', ' for r in results)})"))
+    return assemble(lines, bound, "plan")
+
+
+def _assignment(outputs: list[str], call: str, last_use: dict, fetched: set) -> str:
+    live = [o if o in last_use or o in fetched else "_" for o in outputs]
+    if not live or live == ["_"]:
+        return call
+    return f"{', '.join(live)} = {call}"
+
+
+@dataclass
+class Line:
+    """A line of a generated function's body: code (indented relative to the body), a comment, its node."""
+
+    code: str
+    comment: str = ""
+    node: Node | None = None
+
+    def text(self) -> str:
+        # Graph names appear only in comments; anything that could end a comment's line is replaced.
+        comment = "".join(c if c.isprintable() else "?" for c in self.comment)
+        return f"{self.code}  # {comment}" if comment else self.code
+
+
+def assemble(lines: list[Line], bound: dict[str, object], label: str) -> Compiled:
+    """Compiles `def run(feeds, step)` from body lines, with the `bound` values as its closure.
+
+    Generated code only ever holds identifiers made by tfnb/runtime/naming.py, fixed keywords and
+    numbers: no text from a graph is pasted into it, except inside one-line `#` comments.
+    """
     params = sorted(bound)
-    source = (f"def _make({', '.join(params + (['_record', '_clock'] if traced else []))}):\n"
-              f"    def run(feeds, step):\n" + "".join(f"        {line}\n" for line in body) + "    return run\n")
+    source = (f"def _make({', '.join(params)}):\n    def run(feeds, step):\n"
+              + "".join(f"        {line.text()}\n" for line in lines) + "    return run\n")
     namespace: dict = {}
-    code = compile(source, f"<tfnb plan {next(_counter)}>", "exec")
-    exec(code, namespace)
-    extra = [record, time.perf_counter] if traced else []
-    run = namespace["_make"](*[bound[p] for p in params], *extra)
-    return Compiled(source, run, line_ops, steps)
+    exec(compile(source, f"<tfnb {label} {next(_counter)}>", "exec"), namespace)
+    run = namespace["_make"](*[bound[p] for p in params])
+    line_nodes = {number + 3: line.node for number, line in enumerate(lines) if line.node is not None}
+    return Compiled(source, run, line_nodes)
 
 
-def _describe(step: Step) -> str:
-    """A comment for a plan line: the op's name and type, or the transfer it makes."""
-    if step.op is None:
-        return f"Recv {step.transfer_of.name} on {step.device}"
+def describe(step: Step) -> str:
+    """The comment of a line: the op it runs (`name = Type(inputs)`), the fused ops, or the transfer."""
     if step.fused:
-        return "fused " + " + ".join(f"{op.name} = {op.type}" for op in step.fused)
-    return f"{step.op.name} = {step.op.type}({', '.join(t.name for t in step.op.inputs)})"
-
-
-def record(step, index: int, start: float, end: float, outputs: tuple) -> None:
-    """Appends one traced line's timing, thread and output summaries to the step's trace."""
-    step.trace.append((index, start, end, threading.get_ident(), summarize(outputs)))
-
-
-def summarize(outputs) -> tuple:
-    """(shape, dtype name, bytes) of each output value, for traces."""
-    summaries = []
-    for value in outputs:
-        dtype = getattr(value, "dtype", None)
-        summaries.append((tuple(getattr(value, "shape", ())), dtype.name if dtype is not None else type(value).__name__,
-                          int(getattr(value, "nbytes", 0))))
-    return tuple(summaries)
+        return "fused " + " + ".join(f"{node.name} = {node.type}" for node in step.fused)
+    return step.node.describe()
 
 
 def _last_uses(steps: list[Step]) -> dict[str, int]:
@@ -178,7 +160,7 @@ def _last_uses(steps: list[Step]) -> dict[str, int]:
     return last
 
 
-def scalar_constant(constants: dict, name: str) -> str:
+def scalar_constant(constants: dict, names: Names, name: str) -> str:
     """The name of a bound 0-d constant's NumPy-scalar form, for ops whose inputs are all 0-d.
 
     Operators on NumPy scalars skip the ufunc machinery (ten times faster), but an array plus a
@@ -187,12 +169,6 @@ def scalar_constant(constants: dict, name: str) -> str:
     value = constants.get(name)
     if type(value) is not np.ndarray or value.ndim != 0 or value.dtype.kind not in "biufc":
         return name
-    constants.setdefault(name + "_s", value[()])
-    return name + "_s"
-
-
-def to_host(value):
-    """A device array as a NumPy array (NumPy values pass through)."""
-    if isinstance(value, np.ndarray | np.generic) or not hasattr(value, "get"):
-        return value
-    return value.get()
+    scalar = names.scalar_of(name)
+    constants.setdefault(scalar, value[()])
+    return scalar

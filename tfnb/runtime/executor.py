@@ -1,14 +1,21 @@
-"""The executor for graphs with control flow: the paper's tagged dataflow (2015, section 4.4).
+"""The reference executor: the paper's dependency counts and ready queue, with frames (2015, 3.1 and 4.4).
+
+It runs any plan, with or without control flow, and defines what a plan means: the generated code
+(tfnb/runtime/codegen.py, loop_codegen.py) is its fast twin and is tested against it.
 
 Every value carries a tag (frame instance, iteration). A node instance (node, frame, iteration)
-counts its unfinished inputs and joins the ready queue at zero; independent iterations of a loop
-overlap in that queue as their data allow, up to the loop's `parallel_iterations`. A Switch sends
-a "dead" value down the side it does not take, and a node with a dead input is dead in turn
-without running, so an untaken branch costs a few bookkeeping steps. Merge forwards the first
-live input. Enter opens a child frame; a constant Enter's value reaches every iteration;
-NextIteration moves a value to the next iteration; Exit hands the final value to the parent.
+counts its unfinished inputs, data and control, and joins the ready queue at zero; the executor
+takes instances from the queue in order, runs them, and passes their outputs on. Independent
+iterations of a loop overlap in the queue as their data allow, up to its `parallel_iterations`.
+A Switch sends a "dead" value down the side it does not take; a node with a dead input is dead in
+turn without running, so an untaken branch costs a few bookkeeping steps. Merge forwards the first
+live input. Enter opens a child frame (a constant Enter's value reaches every iteration);
+NextIteration moves a value to the next iteration; Exit hands the final value to the parent frame.
+A Send leaves its value in the step's rendezvous under its key and frame tag; its Recv takes it.
 
-Graphs without these ops never come here: they run as straight-line code (tfnb/runtime/codegen.py).
+A traced run records, as it goes, each instance's timing and the executor's events: an instance
+joining the ready queue, being taken from it, and the count of its unfinished inputs after each
+arrival (`ExecutorRecord`), which the replay widget shows.
 """
 
 from __future__ import annotations
@@ -22,30 +29,35 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfnb.framework.errors import InvalidArgumentError
-from tfnb.framework.tensor import Tensor
-from tfnb.runtime.codegen import Step, summarize
+from tfnb.framework.operation import is_loop_back_edge
+from tfnb.runtime.plan import CONSTANT, FEED, Plan
+from tfnb.runtime.tracing import ExecutorRecord, summarize
 
 DEAD = None  # a dead value: kernels never see it; values are arrays or scalars, never None
 
-NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT = range(6)
-_KINDS = {"Switch": SWITCH, "Merge": MERGE, "Enter": ENTER, "Exit": EXIT, "NextIteration": NEXT}
+NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT, SEND, RECV = range(8)
+_KINDS = {"Switch": SWITCH, "Merge": MERGE, "Enter": ENTER, "Exit": EXIT, "NextIteration": NEXT,
+          "_Send": SEND, "_Recv": RECV}
 
 
 @dataclass
-class Node:
+class Slot:
     """A plan node with its wiring resolved to indices."""
 
     index: int
-    op: object
+    node: object
     kind: int
     kernel: Callable | None
     needs_step: bool
-    n_inputs: int
+    n_data: int                                      # data inputs, constants included
+    template: list                                   # input values: constants filled in, the rest DEAD
+    waits: int = 0                                   # inputs to wait for: data (not constants) and control
     outputs: list = field(default_factory=list)      # per output: [(consumer index, slot)]
     controls: list = field(default_factory=list)     # consumers through control edges
     back_edges: int = 0                              # Merge inputs that come from NextIteration
     control_slots: dict = field(default_factory=dict)  # producer index -> input slot of its control edge
     fetch_slots: list = field(default_factory=list)  # per output: fetch positions it fills
+    move: Callable | None = None                     # a Recv's conversion to its device's arrays
 
 
 class Frame:
@@ -72,71 +84,89 @@ class Frame:
         return "/".join(reversed(path))
 
 
-class FrameExecutor:
-    """Runs a control-flow plan; `run(feeds, step)` returns the fetched values, as straight-line plans do."""
+class ReferenceExecutor:
+    """Runs a plan's nodes; `run(feeds, step)` returns the fetched values, as the generated code does.
 
-    def __init__(self, ops, feeds, fetches, placement, bind, traced: bool) -> None:
-        self.ops = ops
-        self.traced = traced
-        self.steps = [Step(op, None, False, placement[op].name, [], []) for op in ops]
-        self.line_ops: dict = {}
-        self.source = "# control flow: run by the frame executor (tfnb/runtime/executor.py)\n"
-        index = {op: i for i, op in enumerate(ops)}
-        self.nodes = [self._node(i, op, bind(op, placement[op]), index) for i, op in enumerate(ops)]
-        self.feed_targets: list[list] = []
-        fed = {t: k for k, t in enumerate(feeds)}
-        for node in self.nodes:
-            for slot, tensor in enumerate(node.op.inputs):
-                if tensor in fed:
-                    self._feed_consumers(fed[tensor]).append((node.index, slot))
-                else:
-                    self.nodes[index[tensor.op]].outputs[tensor.value_index].append((node.index, slot))
-                    if node.kind == MERGE and tensor.op.type == "NextIteration":
-                        node.back_edges += 1
-            for control in node.op._control_inputs:
-                if control in index:
-                    node.control_slots[index[control]] = len(node.op.inputs) + len(node.control_slots)
-                    self.nodes[index[control]].controls.append(node.index)
-        self.fetch_count = len(fetches)
-        self.targets_done = [not isinstance(fetch, Tensor) for fetch in fetches]  # targets have no value to await
+    `bind(node)` gives a node's kernel callable and whether it takes the step; `move(node)` gives a Recv's
+    conversion to its device's arrays; `compress` truncates float32 values that Sends leave (lossy transfer).
+    """
+
+    def __init__(self, plan: Plan, bind: Callable, move: Callable, compress: Callable | None = None) -> None:
+        self.plan = plan
+        self.compress = compress
+        index = {id(node): i for i, node in enumerate(plan.nodes)}
+        self.slots = [self._slot(i, node, bind, move) for i, node in enumerate(plan.nodes)]
+        self.feed_targets: list[list] = [[] for _ in plan.feed_values]
+        self.start_values: list = []                 # (consumer, slot, value): constants a Merge reads
+        feed_position = {id(value): k for k, value in enumerate(plan.feed_values)}
+        for slot in self.slots:
+            self._wire(slot, index, feed_position)
+        self.fetch_count = len(plan.fetch_values)
+        self.targets_done = [value is None for value in plan.fetch_values]  # targets have no value to await
         self.fed_fetches: list = []
-        for position, fetch in enumerate(fetches):
-            if isinstance(fetch, Tensor):
-                if fetch in fed:
-                    self.fed_fetches.append((position, fed[fetch]))
-                else:
-                    self.nodes[index[fetch.op]].fetch_slots[fetch.value_index].append(position)
-        self.sources = [n.index for n in self.nodes if n.n_inputs == 0]
-        self.enters_per_frame = Counter(op.attrs["frame_name"] for op in ops if op.type == "Enter")
+        self.constant_fetches: list = []
+        for position, value in enumerate(plan.fetch_values):
+            if value is None:
+                continue
+            if value.kind == FEED:
+                self.fed_fetches.append((position, feed_position[id(value)]))
+            elif value.kind == CONSTANT:
+                self.constant_fetches.append((position, plan.constants[value.name]))
+            else:
+                self.slots[index[id(value.producer)]].fetch_slots[value.index].append(position)
+        self.sources = [slot.index for slot in self.slots if slot.waits == 0]
+        self.enters_per_frame = Counter(node.op.attrs["frame_name"] for node in plan.nodes if node.type == "Enter")
 
-    def _feed_consumers(self, k: int) -> list:
-        while len(self.feed_targets) <= k:
-            self.feed_targets.append([])
-        return self.feed_targets[k]
+    def _slot(self, i: int, node, bind: Callable, move: Callable) -> Slot:
+        kernel, needs_step = bind(node) if node.op is not None else (None, False)
+        template = [DEAD] * len(node.inputs)
+        for k, value in enumerate(node.inputs):
+            if value.kind == CONSTANT:
+                template[k] = self.plan.constants[value.name]
+        slot = Slot(i, node, _KINDS.get(node.type, NORMAL), kernel, needs_step, len(node.inputs), template)
+        slot.outputs = [[] for _ in node.outputs] if node.type != "_Send" else [[]]
+        slot.fetch_slots = [[] for _ in node.outputs]
+        slot.move = move(node) if node.type == "_Recv" else None
+        return slot
 
-    def _node(self, i: int, op, bound, index: dict) -> Node:
-        kernel, needs_step = bound
-        n_inputs = len(op.inputs) + sum(1 for c in op._control_inputs if c in index)
-        node = Node(i, op, _KINDS.get(op.type, NORMAL), kernel, needs_step, n_inputs)
-        node.outputs = [[] for _ in op.outputs]
-        node.fetch_slots = [[] for _ in op.outputs]
-        return node
+    def _wire(self, slot: Slot, index: dict, feed_position: dict) -> None:
+        node = slot.node
+        for k, value in enumerate(node.inputs):
+            if value.kind == FEED:
+                self.feed_targets[feed_position[id(value)]].append((slot.index, k))
+            elif value.kind == CONSTANT:
+                if slot.kind != MERGE:
+                    continue  # filled in from the start; a Merge instead receives it, as it receives any input
+                self.start_values.append((slot.index, k, slot.template[k]))
+            else:
+                self.slots[index[id(value.producer)]].outputs[value.index].append((slot.index, k))
+                if slot.kind == MERGE and is_loop_back_edge(node.op, value.tensor):
+                    slot.back_edges += 1
+            slot.waits += 1
+        if node.type == "_Recv":
+            # The Send -> Recv edge: the Recv waits for its Send, whose value it takes from the rendezvous.
+            self.slots[index[id(node.peer)]].outputs[0].append((slot.index, 0))
+            slot.template, slot.n_data, slot.waits = [DEAD], 1, 1
+        for control in node.control_inputs:
+            producer = index[id(control)]
+            slot.control_slots[producer] = len(slot.template) + len(slot.control_slots)
+            self.slots[producer].controls.append(slot.index)
+            slot.waits += 1
 
-    @property
-    def run(self) -> Callable:
-        return self._run
-
-    def _run(self, feeds, step):
-        return _Execution(self, feeds, step).run()
+    def run(self, feeds, step, record: ExecutorRecord | None = None) -> list:
+        """Runs the plan once; with `record`, every instance's timing and the ready queue's events go there."""
+        return _Execution(self, feeds, step, record).run()
 
 
 class _Execution:
     """The state of one run: node instances waiting for inputs, the ready queue, the frames."""
 
-    def __init__(self, executor: FrameExecutor, feeds, step) -> None:
+    def __init__(self, executor: ReferenceExecutor, feeds, step, record: ExecutorRecord | None) -> None:
         self.executor = executor
-        self.nodes = executor.nodes
+        self.slots = executor.slots
         self.step = step
+        self.record = record
+        self.instance_ids: dict = {}
         self.pending: dict = {}
         self.ready: deque = deque()
         self.root = Frame("", None, 0, 1)
@@ -145,27 +175,29 @@ class _Execution:
         self.filled = list(executor.targets_done)
         for position, k in executor.fed_fetches:
             self.results[position], self.filled[position] = feeds[k], True
+        for position, value in executor.constant_fetches:
+            self.results[position], self.filled[position] = value, True
+        for index in executor.sources:
+            self.root.open[0] += 1
+            self.enqueue((index, self.root, 0, list(self.slots[index].template)))
         for k, targets in enumerate(executor.feed_targets):
             for consumer, slot in targets:
                 self.deliver(consumer, slot, feeds[k], self.root, 0)
-        for index in executor.sources:
-            self.root.open[0] += 1
-            self.ready.append((index, self.root, 0, []))
+        for consumer, slot, value in executor.start_values:
+            self.deliver(consumer, slot, value, self.root, 0)
 
     # -- the main loop: take a ready node instance, run it, pass its outputs on --------------------
 
     def run(self) -> list:
-        trace = self.step.trace if self.executor.traced else None
         while self.ready:
-            index, frame, iteration, values = self.ready.popleft()
-            node = self.nodes[index]
-            start = time.perf_counter() if trace is not None else 0.0
-            outputs = self.fire(node, frame, iteration, values)
-            if trace is not None:
-                dead = bool(outputs) and all(o is DEAD for o in outputs)
-                trace.append((index, start, time.perf_counter(), threading.get_ident(),
-                              _summaries(outputs), frame.label(iteration), dead))
-            self.propagate(node, frame, iteration, outputs)
+            instance = self.ready.popleft()
+            index, frame, iteration, values = instance
+            slot = self.slots[index]
+            if self.record is None:
+                outputs, dead = self.fire(slot, frame, iteration, values)
+            else:
+                outputs, dead = self.fire_recorded(slot, frame, iteration, values)
+            self.propagate(slot, frame, iteration, outputs, dead)
             self.finish_instance(frame, iteration)
         missing = [i for i, done in enumerate(self.filled) if not done]
         if missing:
@@ -173,55 +205,77 @@ class _Execution:
                                        "was not taken, or after a loop that did not end")
         return self.results
 
-    def fire(self, node: Node, frame: Frame, iteration: int, values: list) -> list:
-        kind = node.kind
+    def fire_recorded(self, slot: Slot, frame: Frame, iteration: int, values: list) -> tuple[list, bool]:
+        """`fire`, timed, with the instance's "run" event and its trace entry recorded."""
+        self.record.events.append(("run", self.instance_id(slot.index, frame, iteration)))
+        start = time.perf_counter()
+        outputs, dead = self.fire(slot, frame, iteration, values)
+        end = time.perf_counter()
+        self.step.trace.append((slot.index, start, end, threading.get_ident(),
+                                summarize([o for o in outputs if o is not DEAD]), frame.label(iteration), dead))
+        return outputs, dead
+
+    def fire(self, slot: Slot, frame: Frame, iteration: int, values: list) -> tuple[list, bool]:
+        """Runs one instance: its outputs, and whether it is dead (then its outputs are all dead)."""
+        kind = slot.kind
         if kind == MERGE:
-            return values  # (value, index) or [DEAD, DEAD], decided on arrival
-        if any(v is DEAD for v in values[:len(node.op.inputs)]) or values[len(node.op.inputs):].count(DEAD):
-            return [DEAD] * len(node.outputs)
+            return values, values[0] is DEAD  # (value, index) or [DEAD, DEAD], decided on arrival
+        if any(value is DEAD for value in values):
+            return [DEAD] * len(slot.outputs), True
         if kind == SWITCH:
             data, pred = values[0], values[1]
-            return [DEAD, data] if bool(pred) else [data, DEAD]
-        data_values = values[:len(node.op.inputs)]
+            return ([DEAD, data] if bool(pred) else [data, DEAD]), False
+        if kind == SEND:
+            return self.send(slot, frame, iteration, values), False
+        if kind == RECV:
+            return [slot.move(self.step.rendezvous.recv(_tagged(slot.node.key, frame, iteration)))], False
+        data_values = values[:slot.n_data]
         try:
-            result = node.kernel(self.step, *data_values) if node.needs_step else node.kernel(*data_values)
+            result = slot.kernel(self.step, *data_values) if slot.needs_step else slot.kernel(*data_values)
         except Exception as error:
-            error.tfnb_op = node.op
+            error.tfnb_op = slot.node.op
             raise
-        if len(node.outputs) == 1:
-            return [result]
-        return list(result) if node.outputs else []
+        if len(slot.outputs) == 1:
+            return [result], False
+        return (list(result) if slot.outputs else []), False
 
-    def propagate(self, node: Node, frame: Frame, iteration: int, outputs: list) -> None:
-        kind = node.kind
+    def send(self, slot: Slot, frame: Frame, iteration: int, values: list) -> list:
+        value = values[0] if slot.n_data else True  # a control edge's Send passes only a signal
+        if self.executor.compress is not None and slot.n_data:
+            value = self.executor.compress(value)
+        self.step.rendezvous.send(_tagged(slot.node.key, frame, iteration), value)
+        return [value]
+
+    def propagate(self, slot: Slot, frame: Frame, iteration: int, outputs: list, dead: bool) -> None:
+        kind = slot.kind
         out_frame = frame.parent if kind == EXIT else frame
         for k, value in enumerate(outputs):
-            if out_frame is self.root and value is not DEAD and kind not in (ENTER, NEXT):
-                for position in node.fetch_slots[k]:
+            if out_frame is self.root and value is not DEAD and kind not in (ENTER, NEXT, SEND):
+                for position in slot.fetch_slots[k]:
                     self.results[position], self.filled[position] = value, True
             if kind == ENTER:
-                self.enter(node, frame, iteration, value)
+                self.enter(slot, frame, iteration, value)
             elif kind == NEXT:
                 if value is not DEAD:
-                    self.next_iteration(node, frame, iteration + 1, value)
+                    self.next_iteration(slot, frame, iteration + 1, value)
             elif kind == EXIT:
                 if value is not DEAD or not frame.live:
-                    for consumer, slot in node.outputs[k]:
-                        self.deliver(consumer, slot, value, frame.parent, frame.parent_iteration)
+                    for consumer, input_slot in slot.outputs[k]:
+                        self.deliver(consumer, input_slot, value, frame.parent, frame.parent_iteration)
             else:
-                for consumer, slot in node.outputs[k]:
-                    self.deliver(consumer, slot, value, frame, iteration)
-        dead = bool(outputs) and all(v is DEAD for v in outputs) if kind != SWITCH else False
-        if node.controls:
+                for consumer, input_slot in slot.outputs[k]:
+                    self.deliver(consumer, input_slot, value, frame, iteration)
+        if slot.controls:
             target_frame, target_iteration = (frame.parent, frame.parent_iteration) if kind == EXIT else (frame, iteration)
-            for consumer in node.controls:
-                self.deliver(consumer, self.nodes[consumer].control_slots[node.index],
-                             DEAD if dead else True, target_frame, target_iteration)
+            signal = DEAD if dead and kind != SWITCH else True
+            for consumer in slot.controls:
+                self.deliver(consumer, self.slots[consumer].control_slots[slot.index], signal, target_frame,
+                             target_iteration)
 
     # -- frames ---------------------------------------------------------------------------------
 
-    def enter(self, node: Node, frame: Frame, iteration: int, value) -> None:
-        attrs = node.op.attrs
+    def enter(self, slot: Slot, frame: Frame, iteration: int, value) -> None:
+        attrs = slot.node.op.attrs
         key = (attrs["frame_name"], iteration)
         child = frame.children.get(key)
         if child is None:
@@ -232,26 +286,26 @@ class _Execution:
         if value is not DEAD:
             child.live = True
         if attrs["is_constant"]:
-            child.constants.append((node, value))
+            child.constants.append((slot, value))
             for it in range(child.started):
                 if it in child.open:
-                    self.send(node, child, it, value)
+                    self.pass_on(slot, child, it, value)
         else:
-            self.send(node, child, 0, value)
+            self.pass_on(slot, child, 0, value)
         if not child.awaited and child.open.get(0) == 0:
             self.close(child, 0)
 
-    def next_iteration(self, node: Node, frame: Frame, iteration: int, value) -> None:
+    def next_iteration(self, slot: Slot, frame: Frame, iteration: int, value) -> None:
         if iteration >= frame.started:
             active = sum(1 for it in frame.open if it < iteration)
             if active >= frame.limit:
-                frame.deferred.append((node, iteration, value))
+                frame.deferred.append((slot, iteration, value))
                 return
             frame.started = iteration + 1
             frame.open.setdefault(iteration, 0)
-            for constant_node, constant_value in frame.constants:
-                self.send(constant_node, frame, iteration, constant_value)
-        self.send(node, frame, iteration, value)
+            for constant_slot, constant_value in frame.constants:
+                self.pass_on(constant_slot, frame, iteration, constant_value)
+        self.pass_on(slot, frame, iteration, value)
 
     def finish_instance(self, frame: Frame, iteration: int) -> None:
         open_count = frame.open.get(iteration)
@@ -267,52 +321,77 @@ class _Execution:
         """Ends an iteration: no node instance in it is unfinished, and every Enter has arrived."""
         del frame.open[iteration]
         while frame.deferred:
-            node, it, value = frame.deferred[0]
+            slot, it, value = frame.deferred[0]
             # Values for an iteration already started go in; a new iteration waits for a free slot.
             if it >= frame.started and sum(1 for i in frame.open if i < it) >= frame.limit:
                 break
             frame.deferred.popleft()
-            self.next_iteration(node, frame, it, value)
+            self.next_iteration(slot, frame, it, value)
 
-    def send(self, node: Node, frame: Frame, iteration: int, value) -> None:
-        for consumer, slot in node.outputs[0]:
-            self.deliver(consumer, slot, value, frame, iteration)
+    def pass_on(self, slot: Slot, frame: Frame, iteration: int, value) -> None:
+        for consumer, input_slot in slot.outputs[0]:
+            self.deliver(consumer, input_slot, value, frame, iteration)
 
     # -- arrival of one input -------------------------------------------------------------------
 
-    def deliver(self, consumer: int, slot: int, value, frame: Frame, iteration: int) -> None:
-        node = self.nodes[consumer]
+    def deliver(self, consumer: int, input_slot: int, value, frame: Frame, iteration: int) -> None:
+        slot = self.slots[consumer]
         key = (consumer, frame, iteration)
         state = self.pending.get(key)
         if state is None:
-            if node.kind == MERGE:
+            if slot.kind == MERGE:
                 # A loop's Merge waits for its Enters in iteration 0, for its NextIterations after; a cond's for all.
-                later = iteration > 0 and node.back_edges
-                expected = node.back_edges if later else len(node.op.inputs) - node.back_edges
+                later = iteration > 0 and slot.back_edges
+                expected = slot.back_edges if later else slot.waits - slot.back_edges
                 state = [expected, None, False]  # remaining, values, fired
             else:
-                state = [node.n_inputs, [DEAD] * node.n_inputs, False]
+                state = [slot.waits, list(slot.template) + [DEAD] * len(slot.control_slots), False]
             self.pending[key] = state
             frame.open[iteration] = frame.open.get(iteration, 0) + 1
-        if node.kind == MERGE:
-            self.arrive_at_merge(node, key, state, slot, value, frame, iteration)
+        if slot.kind == MERGE:
+            self.arrive_at_merge(slot, key, state, input_slot, value, frame, iteration)
             return
-        state[1][slot] = value
+        state[1][input_slot] = value
         state[0] -= 1
+        if self.record is not None:
+            self.record.events.append(("count", self.instance_id(consumer, frame, iteration), state[0]))
         if state[0] == 0:
             del self.pending[key]
-            self.ready.append((consumer, frame, iteration, state[1]))
+            self.enqueue((consumer, frame, iteration, state[1]))
 
-    def arrive_at_merge(self, node: Node, key, state, slot: int, value, frame: Frame, iteration: int) -> None:
+    def arrive_at_merge(self, slot: Slot, key, state, input_slot: int, value, frame: Frame, iteration: int) -> None:
         """A Merge fires on its first live input, or dead once every expected input came dead."""
         state[0] -= 1
-        if not state[2] and (value is not DEAD or state[0] == 0):
-            state[2] = True
-            fired = [value, np.int32(slot)] if value is not DEAD else [DEAD, DEAD]
-            self.ready.append((node.index, frame, iteration, fired))
+        live = value is not DEAD and input_slot < slot.n_data  # a control input only counts
+        if not state[2]:
+            if self.record is not None:
+                self.record.events.append(("count", self.instance_id(slot.index, frame, iteration),
+                                           0 if live else state[0]))
+            if live or state[0] == 0:
+                state[2] = True
+                fired = [value, np.int32(input_slot)] if live else [DEAD, DEAD]
+                self.enqueue((slot.index, frame, iteration, fired))
         if state[0] == 0:
             del self.pending[key]
 
+    # -- the record -----------------------------------------------------------------------------
 
-def _summaries(outputs) -> tuple:
-    return summarize([o for o in outputs if o is not DEAD])
+    def enqueue(self, instance: tuple) -> None:
+        self.ready.append(instance)
+        if self.record is not None:
+            self.record.events.append(("ready", self.instance_id(*instance[:3])))
+
+    def instance_id(self, index: int, frame: Frame, iteration: int) -> int:
+        """The record's number for a node instance, given when the executor first meets it."""
+        key = (index, id(frame), iteration)
+        number = self.instance_ids.get(key)
+        if number is None:
+            number = self.instance_ids[key] = len(self.record.instances)
+            self.record.instances.append((self.slots[index].node.name, frame.label(iteration)))
+        return number
+
+
+def _tagged(key: str, frame: Frame, iteration: int) -> str:
+    """A rendezvous key with the frame and iteration of the value, as TF tags its keys inside loops."""
+    label = frame.label(iteration)
+    return f"{key};{label}" if label else key

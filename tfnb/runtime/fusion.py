@@ -81,7 +81,7 @@ def _fuse_bias_and_relu(steps: list[Step], fetched: set[str]) -> list[Step]:
         drop.update({index, bias_index})
         fused[last_index] = replace(step, kernel=_replaying(getattr(step.kernel, variant), _chain_replay(chain)),
                                     args=step.args + bias.args[1:], outputs=chain[-1].outputs,
-                                    fused=tuple(s.op for s in chain))
+                                    fused=tuple(s.node for s in chain))
     return _rebuilt(steps, fused, drop)
 
 
@@ -101,7 +101,7 @@ def _fuse_pool_and_relu_gradients(steps: list[Step], fetched: set[str]) -> list[
             continue
         drop.add(index)
         fused[relu_index] = replace(step, kernel=_replaying(variant, _chain_replay([step, relu])),
-                                    outputs=relu.outputs, fused=(step.op, relu.op))
+                                    outputs=relu.outputs, fused=(step.node, relu.node))
     return _rebuilt(steps, fused, drop)
 
 
@@ -129,7 +129,7 @@ def _fuse_gradient_pairs(steps: list[Step], fetched: set[str]) -> list[Step]:
         drop.add(early)
         fused[late] = replace(step, kernel=_replaying(variant, _pair_replay(step, partner)),
                               args=step.args + [partner.args[0], partner.args[1]],
-                              outputs=step.outputs + partner.outputs, fused=(step.op, partner.op))
+                              outputs=step.outputs + partner.outputs, fused=(step.node, partner.node))
     return _rebuilt(steps, fused, drop)
 
 

@@ -7,16 +7,14 @@ estimates for every candidate are kept on the op (`placement_reasons`) so they c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from types import ModuleType
-
 import numpy as np
 
 from tfnb.framework import device_spec as _device
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.framework.op_registry import default_cost
-from tfnb.framework.operation import Operation
+from tfnb.framework.operation import Operation, is_loop_back_edge
 from tfnb.kernels import has_kernel
+from tfnb.runtime.devices import LocalDevice
 
 OP_OVERHEAD_US = 1.0
 US_PER_COST_UNIT = 0.001
@@ -24,43 +22,9 @@ TRANSFER_LATENCY_US = 2.0
 US_PER_TRANSFERRED_BYTE = 1e-4
 
 
-@dataclass(frozen=True)
-class LocalDevice:
-    """A device of this process and the array namespace its kernels use."""
-
-    name: str
-    device_type: str
-    index: int
-    xp: ModuleType
-
-    @property
-    def spec(self) -> _device.DeviceSpec:
-        return _device.DeviceSpec.from_string(self.name)
-
-
-def gpu_count() -> int:
-    """How many CUDA devices CuPy sees (0 without CuPy or CUDA)."""
-    try:
-        import cupy
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:  # no CuPy, no driver, or no device: run on CPU only
-        return 0
-
-
-def local_devices(device_count: dict | None = None) -> list[LocalDevice]:
-    """This process's devices: `device_count['CPU']` logical CPUs (1 by default) and the visible GPUs."""
-    device_count = device_count or {}
-    devices = [LocalDevice(_device.local_device("CPU", i), "CPU", i, np)
-               for i in range(max(1, int(device_count.get("CPU", 1))))]
-    gpus = min(gpu_count(), int(device_count.get("GPU", 1 << 30)))
-    if gpus:
-        import cupy
-        devices += [LocalDevice(_device.local_device("GPU", i), "GPU", i, cupy) for i in range(gpus)]
-    return devices
-
-
 def colocation_groups(ops: list[Operation]) -> dict[Operation, Operation]:
-    """Each op's group leader: ops sharing a `_class` colocation name or a resource are one group."""
+    """Each op's group leader: ops sharing a `_class` colocation name or a resource are one group, and so are
+    a loop's Merge and its NextIteration (the back edge of a loop never crosses devices)."""
     parent = {op: op for op in ops}
     by_name = {op.name: op for op in ops}
 
@@ -78,7 +42,7 @@ def colocation_groups(ops: list[Operation]) -> dict[Operation, Operation]:
             if name in by_name:
                 union(op, by_name[name])
         for tensor in op.inputs:
-            if tensor.dtype.name == "resource" and tensor.op in parent:
+            if tensor.op in parent and (tensor.dtype.name == "resource" or is_loop_back_edge(op, tensor)):
                 union(op, tensor.op)
     return {op: find(op) for op in ops}
 

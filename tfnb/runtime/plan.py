@@ -1,22 +1,89 @@
-"""Compiling a run: prune to what the fetches need, check feeds, and order the nodes.
+"""A plan: one compiled run of a graph, as `Session.plan(fetches, feed_dict)` hands it out.
 
-The order is the paper's single-device executor run ahead of time: each node counts its
-unfinished inputs (data and control), and a node whose count reaches zero joins the ready queue.
+Compiling a request (tfnb/runtime/pipeline.py) prunes the graph to what the fetches need, orders
+the ops, rewrites them, places them on devices and partitions them per device, adding a Send and a
+Recv wherever a value crosses devices (2015 paper, sections 3.2.2 and 4.2). The plan keeps every
+stage's result, so it can be read and drawn: the ops that run and those the rewrites removed, each
+op's device, the partitions with their transfers, and the generated Python that runs them.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 
-from tfnb.framework.errors import InvalidArgumentError
+from tfnb.framework.device_spec import short_device
 from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
 
+FEED, OUTPUT, CONSTANT = "feed", "output", "constant"
 
-@dataclass
+
+@dataclass(eq=False)
+class Value:
+    """A value flowing in a plan: a node's output, a fed value, or a constant known before the run.
+
+    `name` is its identifier in the generated code, after the op that computes it; a value received
+    on another device is a separate Value of the same tensor (`dense_MatMul_on_cpu1`).
+    """
+
+    name: str
+    tensor: Tensor
+    device: str
+    kind: str = OUTPUT
+    producer: Node | None = None
+    index: int = 0
+
+    def __repr__(self) -> str:
+        return f"<Value {self.name} ({self.kind} of {self.tensor.name}) on {self.device}>"
+
+
+@dataclass(eq=False)
+class Node:
+    """A node of a plan: an op on its assigned device, or a Send or Recv that the partition step added.
+
+    A Send takes the value to transfer and has no outputs; its Recv, on the other device, has no inputs
+    and outputs the received value. The two meet in the rendezvous under `key` (for a control edge
+    across devices, `tensor` is None and nothing but the signal passes).
+    """
+
+    name: str
+    type: str
+    device: str
+    op: Operation | None = None
+    inputs: list[Value] = field(default_factory=list)
+    control_inputs: list[Node] = field(default_factory=list)
+    outputs: list[Value] = field(default_factory=list)
+    key: str = ""
+    tensor: Tensor | None = None
+    peer: Node | None = None
+
+    @property
+    def is_transfer(self) -> bool:
+        return self.op is None
+
+    def describe(self) -> str:
+        """One line: `name = Type(inputs)` for an op, the tensor and devices for a Send or Recv."""
+        if self.op is None:
+            what = self.tensor.name if self.tensor is not None else f"^{self.key.rsplit('^', 1)[-1]}"
+            other = "to " + short_device(self.peer.device) if self.type == "_Send" else "from " + short_device(self.peer.device)
+            return f"{self.type} {what} {other}"
+        return f"{self.op.name} = {self.op.type}({', '.join(t.name for t in self.op.inputs)})"
+
+    def __repr__(self) -> str:
+        return f"<Node {self.name} ({self.type}) on {self.device}>"
+
+
+@dataclass(eq=False)
 class Plan:
-    """A compiled run: which ops run, in what order, on which devices, and the code that runs them."""
+    """A compiled run: what runs, where and in what order, and the code that runs it.
+
+    - `ops`: the graph's ops that run, in execution order (after the rewrites);
+    - `removed`: op name -> why the rewrites removed it ("folded", "same as x", ...);
+    - `placement`: op -> assigned device name; each op's `placement_reasons` say why;
+    - `partitions`: device -> its nodes, ops and the Sends and Recvs the partition step added;
+    - `nodes`: every node in the order one thread runs them;
+    - `source`: the generated Python function (`print(plan.source)`).
+    """
 
     feeds: tuple[Tensor, ...]
     fetches: tuple
@@ -24,122 +91,51 @@ class Plan:
     ops: list[Operation]
     dependencies: dict[Operation, list[Operation]]
     placement: dict[Operation, str] = field(default_factory=dict)
+    removed: dict[str, str] = field(default_factory=dict)
+    nodes: list[Node] = field(default_factory=list)
+    feed_values: list[Value] = field(default_factory=list)
+    fetch_values: list[Value | None] = field(default_factory=list)
+    constants: dict[str, object] = field(default_factory=dict)
+    substitutes: dict[Tensor, Tensor] = field(default_factory=dict)
     source: str = ""
-    run: object = None
-    line_ops: dict[int, Operation] = field(default_factory=dict)
-    copy_on_fetch: tuple[bool, ...] = ()
-    feed_checks: tuple = ()
-    rewritten: object = None
+    plain: bool = False
 
+    def resolve(self, tensor: Tensor) -> Tensor:
+        """The tensor whose value the plan uses for `tensor` (itself, or the one it was merged with)."""
+        return self.substitutes.get(tensor, tensor)
 
-def prune(fetches, targets, feeds) -> set[Operation]:
-    """The ops that must run to compute `fetches` and run `targets`; fed tensors cut the graph."""
-    fed = set(feeds)
-    needed: set[Operation] = set()
-    stack = [t.op for t in fetches if isinstance(t, Tensor) and t not in fed]
-    stack += [op for op in fetches if isinstance(op, Operation)]
-    stack += list(targets)
-    while stack:
-        op = stack.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        stack.extend(t.op for t in op.inputs if t not in fed)
-        stack.extend(op._control_inputs)
-    return needed
+    @property
+    def partitions(self) -> dict[str, list[Node]]:
+        """Device name -> the nodes that run there, in order (what each device's executor runs)."""
+        result: dict[str, list[Node]] = {}
+        for node in self.nodes:
+            result.setdefault(node.device, []).append(node)
+        return result
 
+    @property
+    def transfers(self) -> list[Node]:
+        """The Recv nodes: one per (tensor, destination device), however many consumers read it there."""
+        return [node for node in self.nodes if node.type == "_Recv"]
 
-def dependencies_of(ops, feeds, rewritten=None) -> dict[Operation, list[Operation]]:
-    """For each op, the distinct ops it waits for (producers of unfed inputs, and control inputs).
+    @property
+    def devices(self) -> list[str]:
+        return list(self.partitions)
 
-    After rewrites, inputs are resolved to the tensors that replace them, and folded values wait for nothing.
-    A loop's back edge (NextIteration -> Merge) is left out: it is waited for per iteration, at run time.
-    """
-    fed = set(feeds)
-    present = set(ops)
-    result = {}
-    for op in ops:
-        deps = []
-        for t in op.inputs:
-            if rewritten is not None:
-                t = rewritten.resolve(t)
-                if t in rewritten.folded:
-                    continue
-            if t not in fed and t.op not in deps and not (op.type == "Merge" and t.op.type == "NextIteration"):
-                deps.append(t.op)
-        for control in op._control_inputs:
-            if rewritten is not None:
-                control = rewritten.replaced_ops.get(control, control)
-            if control in present and control not in deps:
-                deps.append(control)
-        result[op] = deps
-    return result
+    def node_of(self, op: Operation) -> Node | None:
+        """The node that runs `op`, or None when the rewrites removed it."""
+        return next((node for node in self.nodes if node.op is op), None)
 
+    def describe(self) -> str:
+        """The plan as text: per device, its nodes in order; then what the rewrites removed."""
+        lines = []
+        for device, nodes in self.partitions.items():
+            lines.append(f"{device}:")
+            lines += [f"  {node.describe()}" for node in nodes]
+        if self.removed:
+            lines.append("removed by the rewrites:")
+            lines += [f"  {name}: {why}" for name, why in self.removed.items()]
+        return "\n".join(lines)
 
-def writes_state(op: Operation) -> bool:
-    """Whether an op changes a resource it takes as input (an assign, an optimizer's update)."""
-    return op.op_def.writes_state and any(t.dtype.name == "resource" for t in op.inputs)
-
-
-def order(ops: set[Operation], dependencies: dict[Operation, list[Operation]]) -> list[Operation]:
-    """Ops in the order the dependency-count executor runs them (ties broken by creation order).
-
-    Ready ops that write state wait while other ops are ready: reads of a variable are then done
-    with before it is updated, so the update can reuse the variable's memory (see kernels/state.py).
-    """
-    pending = {op: len(dependencies[op]) for op in ops}
-    consumers: dict[Operation, list[Operation]] = {op: [] for op in ops}
-    for op in sorted(ops, key=lambda o: o._id):
-        for dep in dependencies[op]:
-            consumers[dep].append(op)
-    ready: deque = deque()
-    writes: deque = deque()
-    for op in sorted((op for op, count in pending.items() if count == 0), key=lambda o: o._id):
-        (writes if writes_state(op) else ready).append(op)
-    ordered = []
-    while ready or writes:
-        op = ready.popleft() if ready else writes.popleft()
-        ordered.append(op)
-        for consumer in consumers[op]:
-            pending[consumer] -= 1
-            if pending[consumer] == 0:
-                (writes if writes_state(consumer) else ready).append(consumer)
-    if len(ordered) != len(ops):
-        raise InvalidArgumentError(None, None, "The graph has a cycle among the ops needed for this run: "
-                                   + " -> ".join(op.name for op in find_cycle(ops, dependencies)))
-    return ordered
-
-
-def find_cycle(ops: set[Operation], dependencies) -> list[Operation]:
-    """One dependency cycle among `ops`, as a closed path of ops (depth-first, without recursion)."""
-    state: dict[Operation, int] = {}
-    for start in sorted(ops, key=lambda o: o._id):
-        if start in state:
-            continue
-        path = [start]
-        pending = [iter(dependencies[start])]
-        state[start] = 1
-        while pending:
-            dep = next(pending[-1], None)
-            if dep is None:
-                state[path.pop()] = 2
-                pending.pop()
-            elif state.get(dep) == 1:
-                return path[path.index(dep):] + [dep]
-            elif dep not in state:
-                state[dep] = 1
-                path.append(dep)
-                pending.append(iter(dependencies[dep]))
-    return []
-
-
-def check_placeholders_fed(ops, feeds) -> None:
-    """Raises before anything runs if a placeholder that the run needs has no feed."""
-    fed_ops = {t.op for t in feeds}
-    for op in sorted(ops, key=lambda o: o._id):
-        if op.type == "Placeholder" and op not in fed_ops:
-            shape = op.attrs["shape"]
-            shape_text = "<unknown>" if shape.ndims is None else "[" + ",".join(
-                "?" if d is None else str(d) for d in shape.as_list()) + "]"
-            raise InvalidArgumentError(None, op, f"You must feed a value for placeholder tensor '{op.name}' "
-                                       f"with dtype {op.attrs['dtype'].name} and shape {shape_text}")
+    def __repr__(self) -> str:
+        return (f"<Plan: {len(self.ops)} ops on {len(self.partitions)} device(s), {len(self.transfers)} transfer(s), "
+                f"{len(self.removed)} removed by rewrites>")

@@ -1,7 +1,9 @@
 """Plan rewrites (2015 paper, section 5.1): common-subexpression elimination and constant folding.
 
 Ops whose outputs depend on their input's shape alone (OnesLike, Shape, ...) fold when that shape is
-known statically, whatever computes the input.
+known statically, whatever computes the input, unless the input comes from inside a loop or a cond
+branch (then it may be dead, or differ per iteration, and the folded constant would not be).
+The paper's control-flow primitives are never merged, folded or dropped.
 
 They work on a plan's ordered ops and never change the graph: the result says which tensors
 stand for which (`substitutes`) and which values are known before the run (`folded`).
@@ -48,9 +50,10 @@ def rewrite(ordered: list[Operation], feeds, evaluate: Callable, cse: bool = Tru
     result = Rewritten([])
     seen: dict[tuple, Operation] = {}
     replaced_ops = result.replaced_ops
+    conditional = _inside_control_flow(ordered)
     for op in ordered:
         inputs = [result.substitutes.get(t, t) for t in op.inputs]
-        if cse and not op.op_def.stateful and not any(t in fed for t in op.outputs):
+        if cse and not op.op_def.stateful and not op.op_def.control_flow and not any(t in fed for t in op.outputs):
             key = _cse_key(op, inputs, replaced_ops)
             original = seen.get(key) if key is not None else None
             if original is not None:
@@ -58,7 +61,7 @@ def rewrite(ordered: list[Operation], feeds, evaluate: Callable, cse: bool = Tru
                 continue
             if key is not None:
                 seen[key] = op
-        if fold and _foldable(op, inputs, fed, result.folded):
+        if fold and _foldable(op, inputs, fed, result.folded, conditional):
             values = _evaluate(evaluate, op, [result.folded[t] if t in result.folded
                                               else _const_value(t) if t.op.type == "Const"
                                               else np.zeros(t.shape.as_tuple(), t.dtype.np_dtype) for t in inputs])
@@ -79,7 +82,7 @@ def _drop_unused(result: Rewritten, fetches, targets) -> None:
     waited_on = {result.replaced_ops.get(op, op) for op in targets}
     kept = []
     for op in reversed(result.ops):
-        if op in waited_on or op.op_def.stateful or any(t in needed for t in op.outputs):
+        if op in waited_on or op.op_def.stateful or op.op_def.control_flow or any(t in needed for t in op.outputs):
             kept.append(op)
             needed.update(result.resolve(t) for t in op.inputs)
             waited_on.update(result.replaced_ops.get(c, c) for c in op._control_inputs)
@@ -114,14 +117,25 @@ def _hashable(value):
     return value
 
 
-def _foldable(op: Operation, inputs, fed, folded) -> bool:
+def _inside_control_flow(ordered: list[Operation]) -> set[Operation]:
+    """The ops downstream of a control-flow primitive: their values may be dead or change per iteration."""
+    inside: set[Operation] = set()
+    for op in ordered:
+        sources = [t.op for t in op.inputs] + list(op._control_inputs)
+        if op.op_def.control_flow or any(s in inside or s.op_def.control_flow for s in sources):
+            inside.add(op)
+    return inside
+
+
+def _foldable(op: Operation, inputs, fed, folded, conditional: set[Operation]) -> bool:
     if not op.op_def.foldable or op.op_def.stateful or not inputs or op._control_inputs:
         return False
     if any(t in fed for t in op.outputs) or any(t.dtype.name == "resource" for t in op.outputs):
         return False
     if op.op_def.reads_shape_only:
         tensor = inputs[0]
-        return tensor in folded or (tensor.shape.is_fully_defined() and tensor.dtype.np_dtype.kind in "biufc")
+        return tensor in folded or (tensor.shape.is_fully_defined() and tensor.dtype.np_dtype.kind in "biufc"
+                                    and tensor.op not in conditional)
     return all(t in folded or (t.op.type == "Const" and t not in fed) for t in inputs)
 
 

@@ -1,4 +1,8 @@
-"""RunOptions and RunMetadata: per-node timings of a traced run, and their Chrome-trace export."""
+"""RunOptions and RunMetadata: per-node timings of a traced run, what the executor did, and a Chrome trace.
+
+A traced run (`RunOptions(trace_level=FULL_TRACE)`) runs on the reference executor
+(tfnb/runtime/executor.py), which times every node instance and records its ready queue.
+"""
 
 from __future__ import annotations
 
@@ -55,12 +59,27 @@ class StepStats:
 
 
 @dataclass
+class ExecutorRecord:
+    """What the reference executor did in one traced step, event by event.
+
+    `instances[i]` is (node name, frame tag) of node instance i ('' outside loops, 'while:2' inside).
+    `events`, in order: ("ready", i) when instance i joined the ready queue, ("run", i) when the executor
+    took it from the queue to run it, ("count", i, n) when an input of i arrived and n are still awaited.
+    """
+
+    instances: list[tuple[str, str]] = field(default_factory=list)
+    events: list[tuple] = field(default_factory=list)
+
+
+@dataclass
 class RunMetadata:
-    """Filled by a traced run: `step_stats` (per device, per node) and `partition_graphs` (node names per device)."""
+    """Filled by a traced run: `step_stats` (per device, per node), `partition_graphs` (node names per device,
+    Sends and Recvs included) and `executor_record` (the ready queue's events, see ExecutorRecord)."""
 
     step_stats: StepStats = field(default_factory=StepStats)
     partition_graphs: dict[str, list[str]] = field(default_factory=dict)
     execution_order: list[str] = field(default_factory=list)
+    executor_record: ExecutorRecord = field(default_factory=ExecutorRecord)
 
     def node_stats(self) -> list[NodeExecStats]:
         """Every node's stats, in execution order."""
@@ -95,40 +114,29 @@ class Timeline:
         return json.dumps(self._metadata.to_chrome_trace())
 
 
-def fill_run_metadata(metadata: RunMetadata, steps, trace: list, started: float) -> None:
-    """Turns a traced run's records into step stats, partition graphs and execution order."""
+def fill_run_metadata(metadata: RunMetadata, plan, trace: list, record: ExecutorRecord, started: float) -> None:
+    """Turns a traced run's entries into step stats and execution order; partition graphs come from the plan."""
     by_device: dict[str, DeviceStepStats] = {}
-    for order, record in enumerate(trace):
-        index, start, end, thread, outputs = record[:5]
-        frame, dead = (record[5], record[6]) if len(record) > 6 else ("", False)
-        step = steps[index]
-        if step.op is not None:
-            name, op_type = step.op.name, step.op.type
-        else:
-            name, op_type = f"_Recv/{step.transfer_of.name}", "_Recv"
+    for order, (index, start, end, thread, outputs, frame, dead) in enumerate(trace):
+        node = plan.nodes[index]
         stats = NodeExecStats(
-            node_name=name, op_type=op_type, device=step.device,
+            node_name=node.name, op_type=node.type, device=node.device,
             all_start_micros=(start - started) * 1e6, all_end_rel_micros=(end - start) * 1e6,
             thread_id=thread, output_shapes=[o[0] for o in outputs], output_dtypes=[o[1] for o in outputs],
             output_bytes=[o[2] for o in outputs], order=order, frame=frame, dead=dead,
-            timeline_label=f"{name} = {op_type}()" + (f" [{frame}]" if frame else "") + (" (dead)" if dead else ""))
-        by_device.setdefault(step.device, DeviceStepStats(step.device)).node_stats.append(stats)
-        metadata.execution_order.append(name)
+            timeline_label=f"{node.name} = {node.type}()" + (f" [{frame}]" if frame else "") + (" (dead)" if dead else ""))
+        by_device.setdefault(node.device, DeviceStepStats(node.device)).node_stats.append(stats)
+        metadata.execution_order.append(node.name)
     metadata.step_stats = StepStats(list(by_device.values()))
-    partitions: dict[str, list[str]] = {}
-    for step in steps:
-        if step.op is not None:
-            partitions.setdefault(step.device, []).append(step.op.name)
-        else:
-            source = steps_device_of(steps, step.transfer_of)
-            partitions.setdefault(source, []).append(f"_Send/{step.transfer_of.name}")
-            partitions.setdefault(step.device, []).append(f"_Recv/{step.transfer_of.name}")
-    metadata.partition_graphs = partitions
+    metadata.partition_graphs = {device: [node.name for node in nodes] for device, nodes in plan.partitions.items()}
+    metadata.executor_record = record
 
 
-def steps_device_of(steps, tensor) -> str:
-    """The device a tensor is produced on in a plan (feeds: the first step's host device)."""
-    for step in steps:
-        if step.op is tensor.op:
-            return step.device
-    return steps[0].device if steps else ""
+def summarize(outputs) -> tuple:
+    """(shape, dtype name, bytes) of each output value, for traces."""
+    summaries = []
+    for value in outputs:
+        dtype = getattr(value, "dtype", None)
+        summaries.append((tuple(getattr(value, "shape", ())), dtype.name if dtype is not None else type(value).__name__,
+                          int(getattr(value, "nbytes", 0))))
+    return tuple(summaries)

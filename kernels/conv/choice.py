@@ -1,0 +1,98 @@
+"""Algorithm choice: every algorithm that claims a key is timed on first sight; the fastest is kept.
+
+A key is (direction, shapes, geometry, dtype, array module); the choice is process-wide.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from tfnb.framework.common_shapes import Geometry
+from tfnb.kernels.conv.fft import fft_backprop_filter, fft_backprop_input, fft_forward
+from tfnb.kernels.conv.gemm import gemm_backprop_filter, gemm_forward, via_forward
+from tfnb.kernels.conv.rows import rows_backprop_filter, rows_claims, rows_forward
+from tfnb.kernels.conv.scratch import Scratch
+from tfnb.kernels.conv.winograd import winograd_claims, winograd_forward
+
+
+def _always(geo: Geometry) -> bool:
+    return True
+
+
+ALGORITHMS = {
+    "forward": {"gemm": (_always, gemm_forward), "fft": (_always, fft_forward), "rows": (rows_claims, rows_forward),
+                "winograd": (winograd_claims, winograd_forward)},
+    "backprop_input": {"gemm": (_always, via_forward(gemm_forward)), "fft": (_always, fft_backprop_input),
+                       "rows": (_always, via_forward(rows_forward)),  # the spread input has stride 1
+                       "winograd": (winograd_claims, via_forward(winograd_forward))},
+    "backprop_filter": {"gemm": (_always, gemm_backprop_filter), "fft": (_always, fft_backprop_filter),
+                        "rows": (rows_claims, rows_backprop_filter)},
+}
+"""direction -> algorithm name -> (claims(geometry) -> bool, fn(scratch, a, b, geometry) -> result)."""
+
+_CHOSEN: dict[tuple, str] = {}
+
+
+def chosen_algorithms() -> dict[tuple, str]:
+    """The algorithm picked so far per key (direction, shape a, shape b, geometry, dtype, array module)."""
+    return dict(_CHOSEN)
+
+
+def clear_algorithm_cache() -> None:
+    """Forgets every choice, so the next call of each key measures again."""
+    _CHOSEN.clear()
+
+
+def chosen(direction: str, a, b, geo: Geometry, xp) -> str | None:
+    """The algorithm already picked for this call's key, or None if it has not been measured."""
+    return _CHOSEN.get(_key(direction, a, b, geo, xp))
+
+
+def _synchronize(xp) -> None:
+    if hasattr(xp, "cuda"):
+        xp.cuda.get_current_stream().synchronize()
+
+
+def _seconds(scratch: Scratch, fn, args) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = fn(scratch, *args)
+    _synchronize(scratch.xp)
+    return time.perf_counter() - start, result
+
+
+def _measure(scratch: Scratch, candidates: dict, args, rounds: int = 3) -> tuple[str, object]:
+    """The fastest candidate and its result: each runs once to build its plans, then in alternating rounds.
+
+    The minimum over rounds is the time kept: other load on the machine only ever adds to it.
+    """
+    results = {name: fn(scratch, *args) for name, fn in candidates.items()}
+    if len(candidates) == 1:
+        return next(iter(results.items()))
+    best = dict.fromkeys(candidates, math.inf)
+    for _ in range(rounds):
+        for name, fn in candidates.items():
+            elapsed, results[name] = _seconds(scratch, fn, args)
+            best[name] = min(best[name], elapsed)
+    name = min(best, key=best.get)
+    return name, results[name]
+
+
+def _key(direction: str, a, b, geo: Geometry, xp) -> tuple:
+    return direction, a.shape, b.shape, geo, a.dtype.str, xp.__name__
+
+
+def run_convolution(scratch: Scratch, direction: str, a, b, geo: Geometry, epilogue=None):
+    """One direction of a convolution by the algorithm chosen for this key (measured on first sight).
+
+    `epilogue` (forward only) runs on each chunk of outputs as soon as they are written.
+    """
+    key, args = _key(direction, a, b, geo, scratch.xp), (a, b, geo) + ((epilogue,) if epilogue is not None else ())
+    name = _CHOSEN.get(key)
+    if name is not None:
+        return ALGORITHMS[direction][name][1](scratch, *args)
+    candidates = {n: fn for n, (claims, fn) in ALGORITHMS[direction].items() if claims(geo)}
+    name, result = _measure(scratch, candidates, args)
+    _CHOSEN[key] = name
+    return result
+

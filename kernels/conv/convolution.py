@@ -1,0 +1,121 @@
+"""The convolution kernels: Conv2D and its gradients, Conv2DBackpropInput (also conv2d_transpose) and
+Conv2DBackpropFilter, each running the algorithm chosen for its call (choice.py) in the compute dtype.
+"""
+
+from __future__ import annotations
+
+from tfnb.framework.common_shapes import Geometry
+from tfnb.kernels.conv.arguments import check_rank4, compute_dtype, fail, geometry_or_fail, size_vector
+from tfnb.kernels.conv.choice import chosen, run_convolution
+from tfnb.kernels.conv.fft import fft_backprop
+from tfnb.kernels.conv.scratch import Scratch
+from tfnb.kernels.registry import kernel
+
+
+def _convolve(scratch: Scratch, out_dtype, direction: str, a, b, geo: Geometry, out_shape: tuple, epilogue=None):
+    """Runs one direction in the compute dtype, returning the op's dtype; empty shapes short-cut."""
+    xp = scratch.xp
+    if 0 in a.shape or 0 in b.shape or 0 in out_shape:
+        out = xp.zeros(out_shape, dtype=out_dtype)
+        if epilogue is not None:
+            epilogue(out)
+        return out
+    compute = compute_dtype(out_dtype)
+    a, b = xp.ascontiguousarray(a, dtype=compute), xp.ascontiguousarray(b, dtype=compute)
+    return run_convolution(scratch, direction, a, b, geo, epilogue).astype(out_dtype, copy=False)
+
+
+def _bias_epilogue(xp, bias, channels: int, relu: bool):
+    """Adds bias (and applies ReLU) in place to a chunk of NHWC outputs: a fused BiasAdd (+ Relu)."""
+    if bias.shape != (channels,):
+        fail(f"Must provide as many biases as the channel dimension of the input tensor: {list(bias.shape)} vs. "
+             f"{channels} channels")
+    zero = bias.dtype.type(0)
+
+    def epilogue(values):
+        xp.add(values, bias, out=values)
+        if relu:
+            xp.maximum(values, zero, out=values)
+
+    return epilogue
+
+
+@kernel("Conv2D", parallel=True, fresh_output=True)
+def conv2d(node):
+    attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
+
+    def run(x, w, epilogue=None):
+        check_rank4(input=x, filter=w)
+        if x.shape[3] != w.shape[2]:
+            fail(f"input depth must match filter in_depth: {x.shape[3]} vs {w.shape[2]}")
+        geo = geometry_or_fail(attrs, x.shape[1:3], w.shape[:2])
+        return _convolve(scratch, out_dtype, "forward", x, w, geo, (x.shape[0], geo.h.out, geo.w.out, w.shape[3]),
+                         epilogue)
+
+    if compute_dtype(out_dtype) == out_dtype and attrs.get("data_format", "NHWC") == "NHWC":
+        # Fused variants for tfnb/runtime/fusion.py; the same arithmetic in the same order as the separate ops.
+        run.with_bias = lambda x, w, bias: run(x, w, _bias_epilogue(node.xp, bias, w.shape[3], False))
+        run.with_bias_relu = lambda x, w, bias: run(x, w, _bias_epilogue(node.xp, bias, w.shape[3], True))
+    return run
+
+
+def _input_gradient_geometry(attrs: dict, input_sizes, w, dy) -> tuple[tuple, Geometry]:
+    """Conv2DBackpropInput's checked (input sizes, geometry)."""
+    check_rank4(filter=w, out_backprop=dy)
+    sizes = size_vector(input_sizes)
+    geo = geometry_or_fail(attrs, sizes[1:3], w.shape[:2])
+    expected = (sizes[0], geo.h.out, geo.w.out, w.shape[3])
+    if dy.shape != expected or sizes[3] != w.shape[2]:
+        fail(f"Conv2DBackpropInput: out_backprop of shape {list(dy.shape)} does not match input_sizes "
+             f"{list(sizes)} and filter {list(w.shape)} (expected {list(expected)})")
+    return sizes, geo
+
+
+def _filter_gradient_geometry(attrs: dict, x, filter_sizes, dy) -> tuple[tuple, Geometry]:
+    """Conv2DBackpropFilter's checked (filter sizes, geometry)."""
+    check_rank4(input=x, out_backprop=dy)
+    sizes = size_vector(filter_sizes)
+    geo = geometry_or_fail(attrs, x.shape[1:3], sizes[:2])
+    expected = (x.shape[0], geo.h.out, geo.w.out, sizes[3])
+    if dy.shape != expected or sizes[2] != x.shape[3]:
+        fail(f"Conv2DBackpropFilter: out_backprop of shape {list(dy.shape)} does not match input "
+             f"{list(x.shape)} and filter_sizes {list(sizes)} (expected {list(expected)})")
+    return sizes, geo
+
+
+@kernel("Conv2DBackpropInput", parallel=True, fresh_output=True)
+def conv2d_backprop_input(node):
+    attrs, scratch, out_dtype, xp = node.attrs, Scratch(node.xp), node.output_dtypes[0], node.xp
+
+    def run(input_sizes, w, dy):
+        sizes, geo = _input_gradient_geometry(attrs, input_sizes, w, dy)
+        return _convolve(scratch, out_dtype, "backprop_input", dy, w, geo, sizes)
+
+    filter_gradient = conv2d_backprop_filter(node)
+
+    def with_filter_gradient(input_sizes, w, dy, x, filter_sizes):
+        """(Conv2DBackpropInput, Conv2DBackpropFilter) of one dy: one spectrum of dy where both use FFT."""
+        sizes, geo = _input_gradient_geometry(attrs, input_sizes, w, dy)
+        _, filter_geo = _filter_gradient_geometry(attrs, x, filter_sizes, dy)
+        if (filter_geo == geo and x.shape == sizes and x.dtype == dy.dtype == w.dtype == out_dtype
+                and 0 not in x.shape + w.shape + dy.shape and x.flags.c_contiguous and dy.flags.c_contiguous
+                and chosen("backprop_input", dy, w, geo, xp) == "fft"
+                and chosen("backprop_filter", x, dy, geo, xp) == "fft"):
+            return fft_backprop(scratch, x, xp.ascontiguousarray(w), dy, geo)
+        return run(input_sizes, w, dy), filter_gradient(x, filter_sizes, dy)
+
+    if compute_dtype(out_dtype) == out_dtype:
+        run.with_filter_gradient = with_filter_gradient  # for tfnb/runtime/fusion.py
+    return run
+
+
+@kernel("Conv2DBackpropFilter", parallel=True, fresh_output=True)
+def conv2d_backprop_filter(node):
+    attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
+
+    def run(x, filter_sizes, dy):
+        sizes, geo = _filter_gradient_geometry(attrs, x, filter_sizes, dy)
+        return _convolve(scratch, out_dtype, "backprop_filter", x, dy, geo, sizes)
+
+    return run
+

@@ -1,0 +1,301 @@
+"""Pooling kernels (NHWC): MaxPool, AvgPool, their gradients, and MaxPoolGradGrad.
+
+Non-overlapping windows (k == stride, no padding) reduce in two stages over strided views: the kh
+row taps, then the kw column taps, each stage a few whole-array ufuncs, with the batch split
+across threads. Where a gradient goes is chosen with bit masks: np.where and masked copies are
+several times slower on unpredictable masks. Other windows are read from a padded canvas.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tfnb.framework.common_shapes import Axis, Geometry
+from tfnb.kernels.conv.arguments import compute_dtype, fail, pool_geometry_or_fail, size_vector
+from tfnb.kernels.conv.scratch import Scratch, on_canvas, placed, window_view
+from tfnb.kernels.intra_op import parallel_parts
+from tfnb.kernels.registry import kernel
+
+# Input bytes per step of a pooling pass: with them, a step's several passes stay in a core's L2 cache.
+_POOL_STEP_BYTES = 1 << 20
+
+
+def _in_cache_sized_parts(fn, x) -> None:
+    """fn(images) over slices of x's batch: split across the run's threads, each thread's share in cache-sized steps."""
+    step = max(1, _POOL_STEP_BYTES // max(x[0].nbytes, 1)) if x.shape[0] else 1
+
+    def share(images: slice) -> None:
+        for first in range(images.start, images.stop, step):
+            fn(slice(first, min(first + step, images.stop)))
+
+    parallel_parts(share, x.shape[0], x.size)
+
+
+def _tiling(geo: Geometry) -> bool:
+    return geo.h.is_tiling() and geo.w.is_tiling()
+
+
+def _pooled_shape(shape: tuple, geo: Geometry) -> tuple:
+    return (shape[0], geo.h.out, geo.w.out, shape[3])
+
+
+def _row_taps(x, h: Axis) -> list:
+    """Per window row tap, the strided view of the input rows it reads: (B, Ho, W, C) each."""
+    return [x[:, a:h.out * h.taps:h.taps] for a in range(h.taps)]
+
+
+def _col_taps(x, w: Axis) -> list:
+    """Per window column tap, the strided view of the input columns it reads: (B, H, Wo, C) each."""
+    return [x[:, :, b:w.out * w.taps:w.taps] for b in range(w.taps)]
+
+
+def _fold_into(xp, fn, views, out):
+    """The binary ufunc fn folded over the views, written into out."""
+    if len(views) == 1:
+        xp.copyto(out, views[0])
+        return out
+    fn(views[0], views[1], out=out)
+    for view in views[2:]:
+        fn(out, view, out=out)
+    return out
+
+
+def _tiled_reduce(scratch: Scratch, fn, x, geo: Geometry, out):
+    """fn folded over every non-overlapping window of x, rows first, into out (B, Ho, Wo, C)."""
+    rows = scratch("pool.rows", (x.shape[0], geo.h.out, x.shape[2], x.shape[3]), out.dtype)
+    return _fold_into(scratch.xp, fn, _col_taps(_fold_into(scratch.xp, fn, _row_taps(x, geo.h), rows), geo.w), out)
+
+
+def _first_max(xp, views, need_max: bool = True):
+    """The elementwise maximum of views (None if not needed), and which view first reaches it.
+
+    Strict > comparisons keep the first of equal maxima.
+    """
+    best, index = views[0], None
+    for i, view in enumerate(views[1:], start=1):
+        later = xp.greater(view, best)
+        if need_max or i < len(views) - 1:
+            best = xp.maximum(best, view)
+        # Indices only grow, so the latest view that was strictly greater is max(index, i * later).
+        index = later if index is None else xp.maximum(index, xp.multiply(later, np.int8(i)))
+    return (best if need_max else None), index
+
+
+def _tap_masks(xp, index, taps: int) -> list:
+    """Per tap, where `index` picked it: bool arrays (None for a single tap)."""
+    if index is None:
+        return [None]
+    if taps == 2:
+        return [xp.logical_not(index), index]
+    return [xp.equal(index, t) for t in range(taps)]
+
+
+def _tiled_first_max(xp, x, geo: Geometry):
+    """Where each window's first maximum (row-major, as TF) is: masks per column tap, then per row tap.
+
+    Columns go first, so that within the first row holding the maximum the first column wins.
+    """
+    columns, column_index = _first_max(xp, _col_taps(x[:, :geo.h.out * geo.h.taps], geo.w))
+    _, row_index = _first_max(xp, _row_taps(columns, geo.h), need_max=False)
+    return _tap_masks(xp, column_index, geo.w.taps), _tap_masks(xp, row_index, geo.h.taps)
+
+
+_INT_OF_SIZE = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _select(xp, values, mask, out):
+    """values where mask, else exact zeros (all of values when mask is None), written into out."""
+    if mask is None:
+        xp.copyto(out, values)
+        return out
+    ints = np.dtype(_INT_OF_SIZE[values.dtype.itemsize])
+    bits = xp.multiply(mask, ints.type(-1), dtype=ints)
+    xp.bitwise_and(values.view(ints), bits, out=out.view(ints))
+    return out
+
+
+def _pool_windows(scratch: Scratch, x, geo: Geometry, fill):
+    """Every window of x as a view (B, Ho, Wo, C, kh, kw) of a canvas padded with `fill`."""
+    canvas = on_canvas(scratch, x, geo, max(geo.h.canvas, 1), max(geo.w.canvas, 1), fill)
+    return window_view(scratch.xp, canvas, geo, taps_last=True)
+
+
+def _lowest(np_dtype):
+    np_dtype = np.dtype(np_dtype)
+    return -np.inf if np_dtype.kind == "f" else np.iinfo(np_dtype).min
+
+
+def _window_counts(xp, geo: Geometry, dtype):
+    """How many input elements (not padding) each output window covers, as (Ho, Wo, 1)."""
+    def per_axis(a: Axis):
+        start = a.output_positions() - a.pad
+        return np.minimum(start + a.taps, a.size) - np.maximum(start, 0)
+
+    return xp.asarray(np.outer(per_axis(geo.h), per_axis(geo.w))[:, :, None], dtype=dtype)
+
+
+@kernel("MaxPool", parallel=True, fresh_output=True)
+def max_pool(node):
+    xp, attrs, fill, scratch = node.xp, node.attrs, _lowest(node.output_dtypes[0]), Scratch(node.xp)
+
+    def run(x):
+        geo = pool_geometry_or_fail(attrs, x.shape)
+        if 0 in _pooled_shape(x.shape, geo):
+            return xp.zeros(_pooled_shape(x.shape, geo), dtype=x.dtype)
+        if _tiling(geo):
+            out = scratch.output("out", _pooled_shape(x.shape, geo), x.dtype)
+            _in_cache_sized_parts(lambda part: _tiled_reduce(scratch, xp.maximum, x[part], geo, out[part]), x)
+            return out
+        return _pool_windows(scratch, x, geo, fill).max(axis=(4, 5))
+
+    return run
+
+
+@kernel("AvgPool", parallel=True, fresh_output=True)
+def avg_pool(node):
+    xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
+    compute = compute_dtype(out_dtype)
+
+    def run(x):
+        geo = pool_geometry_or_fail(attrs, x.shape)
+        if 0 in _pooled_shape(x.shape, geo):
+            return xp.zeros(_pooled_shape(x.shape, geo), dtype=out_dtype)
+        if _tiling(geo):
+            sums = xp.empty(_pooled_shape(x.shape, geo), dtype=compute)
+            x = x.astype(compute, copy=False)
+            _in_cache_sized_parts(lambda part: _tiled_reduce(scratch, xp.add, x[part], geo, sums[part]), x)
+            return xp.multiply(sums, compute.type(1 / (geo.h.taps * geo.w.taps))).astype(out_dtype, copy=False)
+        sums = _pool_windows(scratch, x, geo, 0).sum(axis=(4, 5), dtype=compute)
+        return (sums / _window_counts(xp, geo, compute)).astype(out_dtype, copy=False)
+
+    return run
+
+
+def _first_max_flat(scratch: Scratch, x, geo: Geometry, fill):
+    """For every output window, the flat index into x of its first maximum (padding never wins)."""
+    xp, windows = scratch.xp, _pool_windows(scratch, x, geo, fill)
+    taps = windows.reshape(windows.shape[:4] + (-1,)).argmax(axis=4)
+    batch, height, width, channels = x.shape
+    # Only a window of lowest values can pick padding; clipping then lands on its first real element, as TF.
+    row = xp.clip(xp.asarray(geo.h.output_positions())[:, None, None] + taps // geo.w.taps - geo.h.pad, 0, height - 1)
+    col = xp.clip(xp.asarray(geo.w.output_positions())[None, :, None] + taps % geo.w.taps - geo.w.pad, 0, width - 1)
+    images = xp.arange(batch).reshape(-1, 1, 1, 1) * height
+    return ((images + row) * width + col) * channels + xp.arange(channels)
+
+
+def _tiled_max_pool_grad(scratch: Scratch, x, dy, geo: Geometry, dx) -> None:
+    """Each window's dy into dx at the window's first maximum (dx zero elsewhere, rows past the windows included)."""
+    xp = scratch.xp
+    column_masks, row_masks = _tiled_first_max(xp, x, geo)
+    rows = scratch("pool.grad_rows", (x.shape[0], geo.h.out * geo.h.taps, geo.w.out, x.shape[3]), dx.dtype)
+    for view, mask in zip(_row_taps(rows, geo.h), row_masks):
+        _select(xp, dy, mask, view)
+    for view, mask in zip(_col_taps(dx, geo.w), column_masks):
+        _select(xp, rows, mask, view[:, :rows.shape[1]])
+    dx[:, rows.shape[1]:] = 0
+    dx[:, :rows.shape[1], geo.w.out * geo.w.taps:] = 0
+
+
+def _tiled_max_pool_grad_grad(scratch: Scratch, x, ddx, geo: Geometry, ddy) -> None:
+    """ddx read at each window's first maximum, into ddy."""
+    xp = scratch.xp
+    column_masks, row_masks = _tiled_first_max(xp, x, geo)
+    columns = _col_taps(ddx[:, :geo.h.out * geo.h.taps], geo.w)
+    picked = [_select(xp, view, mask, xp.empty(view.shape, ddy.dtype)) for view, mask in zip(columns, column_masks)]
+    rows = _fold_into(xp, xp.add, picked, picked[0])
+    picked = [_select(xp, view, mask, xp.empty(view.shape, ddy.dtype))
+              for view, mask in zip(_row_taps(rows, geo.h), row_masks)]
+    _fold_into(xp, xp.add, picked, ddy)
+
+
+@kernel("MaxPoolGrad", parallel=True, fresh_output=True)
+def max_pool_grad(node):
+    xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
+    fill = _lowest(out_dtype)
+
+    def run(x, y, dy, relu_grad: bool = False):
+        geo = pool_geometry_or_fail(attrs, x.shape)
+        if dy.shape != _pooled_shape(x.shape, geo):
+            fail(f"MaxPoolGrad: grad of shape {list(dy.shape)} does not match orig_input {list(x.shape)}")
+        if x.size == 0 or dy.size == 0:
+            return xp.zeros(x.shape, dtype=out_dtype)
+        if _tiling(geo):
+            dx = scratch.output("out", x.shape, out_dtype)
+
+            def part_of(part):
+                _tiled_max_pool_grad(scratch, x[part], dy[part], geo, dx[part])
+                if relu_grad:  # ReluGrad's product, while the part is in the caches
+                    xp.multiply(dx[part], x[part] > zero, out=dx[part])
+
+            _in_cache_sized_parts(part_of, x)
+            return dx
+        flat = _first_max_flat(scratch, x, geo, fill).reshape(-1)
+        dx = xp.bincount(flat, weights=dy.reshape(-1), minlength=x.size).astype(out_dtype, copy=False).reshape(x.shape)
+        return xp.multiply(dx, x > zero, out=dx) if relu_grad else dx
+
+    zero = np.dtype(out_dtype).type(0)
+    # For tfnb/runtime/fusion.py: ReluGrad(MaxPoolGrad(x, y, dy), x), with ReluGrad's arithmetic.
+    run.with_relu_grad = lambda x, y, dy: run(x, y, dy, True)
+    return run
+
+
+@kernel("MaxPoolGradGrad", parallel=True, fresh_output=True)
+def max_pool_grad_grad(node):
+    xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
+    fill = _lowest(out_dtype)
+
+    def run(x, y, ddx):
+        geo = pool_geometry_or_fail(attrs, x.shape)
+        if ddx.shape != x.shape:
+            fail(f"MaxPoolGradGrad: grad of shape {list(ddx.shape)} does not match orig_input {list(x.shape)}")
+        ddy = xp.empty(_pooled_shape(x.shape, geo), dtype=out_dtype)
+        if ddy.size == 0:
+            return ddy
+        if _tiling(geo):
+            _in_cache_sized_parts(lambda part: _tiled_max_pool_grad_grad(scratch, x[part], ddx[part], geo, ddy[part]),
+                                  x)
+            return ddy
+        return ddx.reshape(-1)[_first_max_flat(scratch, x, geo, fill)]
+
+    return run
+
+
+@kernel("AvgPoolGrad", parallel=True, fresh_output=True)
+def avg_pool_grad(node):
+    xp, attrs, out_dtype = node.xp, node.attrs, node.output_dtypes[0]
+    compute = compute_dtype(out_dtype)
+
+    def run(input_shape, dy):
+        shape = size_vector(input_shape)
+        geo = pool_geometry_or_fail(attrs, shape)
+        if dy.shape != _pooled_shape(shape, geo):
+            fail(f"AvgPoolGrad: grad of shape {list(dy.shape)} does not match orig_input_shape {list(shape)}")
+        dx = xp.zeros(shape, dtype=compute)
+        if dx.size == 0 or dy.size == 0:
+            return dx.astype(out_dtype, copy=False)
+        share = dy.astype(compute, copy=False) / _window_counts(xp, geo, compute)
+        if _tiling(geo):
+            # Every input element of a window gets the same share: broadcast it over the window's taps.
+            windows = xp.lib.stride_tricks.as_strided(
+                dx, (shape[0], geo.h.out, geo.h.taps, geo.w.out, geo.w.taps, shape[3]),
+                (dx.strides[0], geo.h.taps * dx.strides[1], dx.strides[1], geo.w.taps * dx.strides[2], dx.strides[2],
+                 dx.strides[3]))
+            windows[...] = share[:, :, None, :, None]
+            return dx.astype(out_dtype, copy=False)
+        return _scatter_windows(xp, share, geo, dx).astype(out_dtype, copy=False)
+
+    return run
+
+
+def _scatter_windows(xp, share, geo: Geometry, dx):
+    """dx plus each output's share added to every input element of its window (overlapping windows)."""
+    rows, cols = max(geo.h.canvas, 1), max(geo.w.canvas, 1)
+    canvas = xp.zeros((dx.shape[0], rows, cols, dx.shape[3]), dtype=dx.dtype)
+    windows = window_view(xp, canvas, geo, taps_last=True)
+    # Windows overlap, so a vectorized += would drop repeats: add one tap at a time (kh*kw small passes).
+    for a in range(geo.h.taps):
+        for b in range(geo.w.taps):
+            windows[..., a, b] += share
+    (r0, r1), (c0, c1) = placed(geo.h, rows), placed(geo.w, cols)
+    dx[:, :r1 - r0, :c1 - c0] = canvas[:, r0:r1, c0:c1]
+    return dx

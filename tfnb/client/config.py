@@ -1,0 +1,42 @@
+"""Session configuration with TF1's names: ConfigProto, GraphOptions, OptimizerOptions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class OptimizerOptions:
+    """Graph rewrites before a plan runs: L1 folds constants, merges common subexpressions and fuses kernels
+    (tfnb/runtime/fusion.py; `do_kernel_fusion` is tfnb's); L0 does none of these."""
+
+    L1 = 0
+    L0 = -1
+    opt_level: int = 0
+    do_constant_folding: bool = True
+    do_common_subexpression_elimination: bool = True
+    do_kernel_fusion: bool = True
+
+
+@dataclass
+class GraphOptions:
+    optimizer_options: OptimizerOptions = field(default_factory=OptimizerOptions)
+
+
+@dataclass
+class ConfigProto:
+    """Session configuration: logical devices (`device_count={'CPU': 4}`), placement, threads, rewrites.
+
+    - log_device_placement: each compiled plan prints `name: (Type): device` per op to stderr, as TF logs it;
+    - intra_op_parallelism_threads: the threads a run's kernels share (0: one per core; kernels/intra_op.py);
+    - inter_op_parallelism_threads: tfnb differs: accepted, but a run's nodes execute in one thread;
+    - compress_transfers: tfnb's name for lossy float32 transfers between devices (the paper's section 5.5).
+    """
+
+    device_count: dict = field(default_factory=dict)
+    allow_soft_placement: bool = False
+    log_device_placement: bool = False
+    inter_op_parallelism_threads: int = 0
+    intra_op_parallelism_threads: int = 0
+    graph_options: GraphOptions = field(default_factory=GraphOptions)
+    compress_transfers: bool = False
