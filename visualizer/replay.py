@@ -1,15 +1,14 @@
-"""ExecutionReplay: a traced run stepped through on a GraphView, as the paper's executor saw it.
+"""ExecutionReplay: a traced run stepped through on a GraphView, as the reference executor ran it.
 
 Each node instance counts its unfinished inputs (data and control); an instance whose count is 0
 waits in the ready queue; the executor takes the next instance from the queue, runs it, and
-decrements the counts of its consumers. Step k shows the state while the k-th instance (from 0) runs.
-Outside loops an instance is a node. Inside a loop it is a node in one iteration of its frame,
-tagged like `while:2` (nested loops: `while:1/while/while:0`); a node with a dead input runs dead:
-it only passes "dead" on (drawn grey), as the untaken side of a Switch does.
-
-tfnb differs from TF's executor, which records no queue: the replay rebuilds it from the trace
-(an instance joins the queue when its last input was produced), so where parallel_iterations held an
-iteration back, that iteration shows as ready a little early.
+decrements the counts of its consumers. The executor records all of this as it runs
+(`RunMetadata.executor_record`, tfnb/runtime/executor.py); the replay shows that record. Step k shows
+the state while the k-th instance (from 0) runs. Outside loops an instance is a node. Inside a loop
+it is a node in one iteration of its frame, tagged like `while:2` (nested loops:
+`while:1/while/while:0`); a node with a dead input runs dead: it only passes "dead" on (drawn grey), as
+the untaken side of a Switch does. Root-frame instances count from the start of the step, loop
+instances from the arrival of their first input, as the executor creates them.
 """
 
 from __future__ import annotations
@@ -41,16 +40,17 @@ _FRAME_PART = re.compile(r"(.+?):(\d+)(?:/|$)")
 
 @dataclass(frozen=True)
 class Instance:
-    """One run of a node in a traced step: its op, frame tag ('' outside loops, 'while:2'), and whether it ran dead."""
+    """One run of a node in a traced step: its name, op (None for a Send or Recv), frame tag and deadness."""
 
-    op: Operation
+    name: str
+    op: Operation | None
     frame: str = ""
     dead: bool = False
 
     @property
     def label(self) -> str:
         """'name' outside loops, 'name [while:2]' inside one."""
-        return f"{self.op.name} [{self.frame}]" if self.frame else self.op.name
+        return f"{self.name} [{self.frame}]" if self.frame else self.name
 
 
 def frame_path(tag: str) -> list[tuple[str, int]]:
@@ -59,41 +59,43 @@ def frame_path(tag: str) -> list[tuple[str, int]]:
 
 
 def frame_tag(path: list[tuple[str, int]]) -> str:
-    """The tag of a frame path, as the frame executor writes it: [('while', 2)] -> 'while:2'."""
+    """The tag of a frame path, as the executor writes it: [('while', 2)] -> 'while:2'."""
     return "/".join(f"{name}:{iteration}" for name, iteration in path)
 
 
-def _shifted(path: list[tuple[str, int]], by: int) -> str:
-    """The tag of the iteration `by` after (or before) the innermost one of `path`."""
-    name, iteration = path[-1]
-    return frame_tag([*path[:-1], (name, iteration + by)])
+@dataclass
+class _State:
+    """The executor's state at one step: the latest count of each instance it met, the queue, what has run."""
 
-
-def _is_loop_merge(op: Operation) -> bool:
-    return op.type == "Merge" and any(t.op.type == "NextIteration" for t in op.inputs)
+    counts: dict[int, int]
+    arrived: dict[int, list[str]]
+    ready: list[int]
+    ran: set[int]
 
 
 class ExecutionReplay(ipywidgets.VBox):
     """Play and slider widgets stepping through a traced run: node instances light up in the order they ran.
 
-    `source` is a GraphView or anything GraphView takes; a view of the session that ran (its plan)
-    gives the exact dependencies, a graph gives them from the ops' inputs and control inputs.
+    `source` is a GraphView or anything GraphView takes (a session shows the plan that ran).
     """
 
     step = traitlets.Int(0)
 
     def __init__(self, run_metadata: RunMetadata, source, interval_ms: int = 400, **kwargs) -> None:
         self.view = source if isinstance(source, GraphView) else GraphView(source)
+        self.record = run_metadata.executor_record
         by_name = {op.name: op for op in self.view.ops}
-        # sends and receives between devices are not graph ops: they are left out of the replay
-        self.instances = [Instance(by_name[s.node_name], s.frame, s.dead) for s in run_metadata.node_stats()
-                          if s.node_name in by_name]
-        self.dependencies = self._dependencies()
+        self._runs = [event[1] for event in self.record.events if event[0] == "run"]
+        self._run_events = [k for k, event in enumerate(self.record.events) if event[0] == "run"]
+        dead = [stats.dead for stats in run_metadata.node_stats()]
+        self.instances = [Instance(name, by_name.get(name), frame, dead[k] if k < len(dead) else False)
+                          for k, (name, frame) in enumerate(self.record.instances[i] for i in self._runs)]
+        self._position = {instance_id: k for k, instance_id in enumerate(self._runs)}
         self._positions: dict[Operation, list[int]] = {}
         for k, instance in enumerate(self.instances):
-            self._positions.setdefault(instance.op, []).append(k)
-        self.waits_for = self._instance_dependencies()
-        self._ready_after = [max(deps, default=-1) for deps in self.waits_for]
+            if instance.op is not None:
+                self._positions.setdefault(instance.op, []).append(k)
+        self._cached: tuple[int, _State] | None = None
         self.play = ipywidgets.Play(value=0, min=0, max=len(self.instances), interval=interval_ms,
                                     description="play")
         self.slider = ipywidgets.IntSlider(value=0, min=0, max=len(self.instances), description="step")
@@ -104,65 +106,35 @@ class ExecutionReplay(ipywidgets.VBox):
         self._overlay = _ReplayOverlay(self)
         self._show()
 
-    # -- who waits for whom -----------------------------------------------------------------------
+    # -- the executor's state at this step, from its record ---------------------------------------
 
-    def _dependencies(self) -> dict[Operation, list[Operation]]:
-        """For each op that ran, the distinct ops that ran and it waited for (a loop's Merge: its back edge too)."""
-        ran = dict.fromkeys(instance.op for instance in self.instances)
-        plan_dependencies = self.view.dependencies
-        result = {}
-        for op in ran:
-            deps = plan_dependencies.get(op, []) if plan_dependencies is not None else \
-                [t.op for t in op.inputs] + op.control_inputs
-            back = [t.op for t in op.inputs if t.op.type == "NextIteration"] if op.type == "Merge" else []
-            result[op] = list(dict.fromkeys(d for d in [*deps, *back] if d in ran))
-        return result
+    def _state(self) -> _State:
+        """Every event up to the one taking this step's instance from the queue (all of them at the end)."""
+        if self._cached is not None and self._cached[0] == self.step:
+            return self._cached[1]
+        end = self._run_events[self.step] + 1 if self.step < len(self._run_events) else len(self.record.events)
+        state = _State({}, {}, [], set())
+        for event in self.record.events[:end]:
+            kind, instance = event[0], event[1]
+            if kind == "count":
+                state.counts[instance] = event[2]
+                if event[3] is not None:
+                    state.arrived.setdefault(instance, []).append(event[3])
+            elif kind == "ready":
+                state.counts[instance] = 0
+                state.ready.append(instance)
+            else:
+                state.ran.add(instance)
+        state.ready = [i for i in state.ready if i not in state.ran]
+        self._cached = (self.step, state)
+        return state
 
-    def _instance_dependencies(self) -> list[list[int]]:
-        """For each instance, the positions of the instances it waited for."""
-        at: dict[tuple[Operation, str], int] = {}
-        starts: dict[str, int] = {}   # an iteration's tag -> the NextIteration that started it
-        for k, instance in enumerate(self.instances):
-            at.setdefault((instance.op, instance.frame), k)
-            if instance.op.type == "NextIteration" and not instance.dead and instance.frame:
-                starts.setdefault(_shifted(frame_path(instance.frame), 1), k)
-        result = []
-        for instance in self.instances:
-            deps = [k for dep in self.dependencies[instance.op] for k in self._producers(instance, dep, at, starts)]
-            if instance.op.type == "Merge" and not instance.dead:
-                # a Merge fires on its first live input: it waited for that one only
-                live = [k for k in deps if not self.instances[k].dead]
-                deps = [min(live)] if live else deps
-            result.append(sorted(set(deps)))
-        return result
+    def _label(self, instance_id: int) -> str:
+        name, frame = self.record.instances[instance_id]
+        return f"{name} [{frame}]" if frame else name
 
-    def _producers(self, consumer: Instance, producer: Operation, at: dict, starts: dict) -> list[int]:
-        """The instances of `producer` that `consumer` waited for, following frames in and out."""
-        path = frame_path(consumer.frame)
-        iteration = path[-1][1] if path else 0
-        if _is_loop_merge(consumer.op):
-            # iteration 0 starts from the Enter, iteration i from iteration i-1's NextIteration
-            if (producer.type == "NextIteration") != (iteration > 0):
-                return []
-            if iteration > 0:
-                return [at[key]] if (key := (producer, _shifted(path, -1))) in at else []
-        if (producer, consumer.frame) in at:
-            return [at[(producer, consumer.frame)]]
-        for depth in reversed(range(len(path))):
-            position = at.get((producer, frame_tag(path[:depth])))
-            if position is not None:
-                if producer.type == "Enter" and producer.attrs.get("is_constant") and depth == len(path) - 1 \
-                        and iteration > 0:
-                    # a loop constant reaches iteration i when that iteration starts
-                    return [starts[consumer.frame]] if consumer.frame in starts else []
-                return [position]
-        prefix = consumer.frame + "/" if consumer.frame else ""
-        inner = [k for k in self._positions.get(producer, []) if self.instances[k].frame.startswith(prefix)]
-        live = [k for k in inner if not self.instances[k].dead]
-        # an Exit runs dead in every iteration but the last; its consumer waits for the live one
-        return live[:1] or inner[-1:]
-
-    # -- the state at this step -------------------------------------------------------------------
+    def _in_run_order(self, instance_ids) -> list[int]:
+        return sorted(instance_ids, key=lambda i: self._position.get(i, len(self._position)))
 
     @property
     def current(self) -> Instance | None:
@@ -179,27 +151,29 @@ class ExecutionReplay(ipywidgets.VBox):
         """The label of the instance running at this step (None once every instance has run)."""
         return self.current.label if self.current is not None else None
 
-    def count(self, k: int) -> int:
-        """How many of the instances that instance `k` waits for have not finished at this step."""
-        return sum(d >= self.step for d in self.waits_for[k])
-
-    def _started(self, k: int) -> bool:
-        """Whether instance k exists yet: outside loops always, inside once one of its inputs arrived."""
-        return not self.instances[k].frame or any(d < self.step for d in self.waits_for[k])
+    @property
+    def ready_queue(self) -> list[str]:
+        """Labels of the instances in the executor's ready queue, in the order it will take them."""
+        return [self._label(i) for i in self._state().ready]
 
     @property
     def counts(self) -> dict[str, int]:
-        """Each instance not yet finished (in a loop: once its iteration reached it) -> its unfinished inputs."""
-        return {self.instances[k].label: self.count(k) for k in range(self.step, len(self.instances))
-                if k == self.step or self._started(k)}
+        """Each instance the executor has met and not finished (the running one: 0) -> its unfinished inputs."""
+        state = self._state()
+        running = self._runs[self.step] if self.step < len(self._runs) else None
+        unfinished = [i for i in state.counts if i not in state.ran or i == running]
+        return {self._label(i): state.counts[i] for i in self._in_run_order(unfinished)}
 
-    def _ready(self) -> list[int]:
-        return [k for k in range(self.step + 1, len(self.instances)) if self._ready_after[k] < self.step]
-
-    @property
-    def ready_queue(self) -> list[str]:
-        """Labels of the instances whose count is 0 and that have not run yet, in the order they will run."""
-        return [self.instances[k].label for k in self._ready()]
+    def awaited(self, k: int) -> list[str]:
+        """What instance k (in run order) still waits for at this step: the nodes whose values have not arrived."""
+        state = self._state()
+        instance_id = self._runs[k]
+        name, _ = self.record.instances[instance_id]
+        pending = list(self.record.inputs.get(name, []))
+        for source in state.arrived.get(instance_id, []):
+            if source in pending:
+                pending.remove(source)
+        return pending if state.counts.get(instance_id, len(pending)) else []
 
     @property
     def per_iteration(self) -> dict[str, tuple[int, int]]:
@@ -217,9 +191,11 @@ class ExecutionReplay(ipywidgets.VBox):
             return "dead" if self.instances[k].dead else "done"
         if k == self.step:
             return "running"
-        if self._ready_after[k] < self.step:
+        state = self._state()
+        instance_id = self._runs[k]
+        if instance_id in state.ready:
             return "ready"
-        return "waiting" if self._started(k) else "not started"
+        return "waiting" if instance_id in state.counts else "not started"
 
     def state_of(self, op: Operation) -> str:
         """An op now: 'running', 'ready', its last finished instance's 'done' or 'dead', 'waiting', or 'not run'."""
@@ -229,7 +205,7 @@ class ExecutionReplay(ipywidgets.VBox):
         i = bisect_left(positions, self.step)
         if i < len(positions) and positions[i] == self.step:
             return "running"
-        if any(self._ready_after[k] < self.step for k in positions[i:]):
+        if any(self.instance_state(k) == "ready" for k in positions[i:]):
             return "ready"
         if i > 0:
             return "dead" if self.instances[positions[i - 1]].dead else "done"
@@ -254,7 +230,7 @@ class ExecutionReplay(ipywidgets.VBox):
         waiting = {label: n for label, n in self.counts.items() if n > 0}
         counts = ", ".join(f"{label}: {n}" for label, n in list(waiting.items())[:PANEL_ITEMS])
         more = f", … {len(waiting) - PANEL_ITEMS} more" if len(waiting) > PANEL_ITEMS else ""
-        ready = self._ready()
+        ready = [self._position[i] for i in self._state().ready if i in self._position]
         queue = ", ".join(self._label_html(k) for k in ready[:PANEL_ITEMS]) + " …" * (len(ready) > PANEL_ITEMS)
         running = f"<code>{'(finished)' if self.current is None else self._label_html(self.step)}</code>"
         if self.current is not None and self.current.dead:
@@ -320,6 +296,6 @@ class _ReplayOverlay(Overlay):
         replay = self.replay
         state = replay.instance_state(k)
         if state in ("waiting", "ready"):
-            pending = [replay.instances[d].label for d in replay.waits_for[k] if d >= replay.step]
+            pending = replay.awaited(k)
             state += f" (count {len(pending)}: {', '.join(pending)})" if pending else " (count 0)"
         return state

@@ -36,6 +36,25 @@ def _call(fn, args, dtype):
     return fn(*args)
 
 
+def example_values(op_type: str, index: int, example):
+    """Per dtype the example runs in (resources aside): (dtype, its sampled input values), seeded by `index`."""
+    rng = np.random.default_rng(index)
+    for dtype in example.dtypes or registered_ops()[op_type].dtypes:
+        if dtype is not tf.resource:
+            yield dtype, [sample(spec, dtype, example.low, example.high, rng) for spec in example.inputs]
+
+
+def example_graph(example, dtype: tf.DType, values: list, known_shapes: bool, device: str) -> tuple:
+    """An example built in a graph of its own on `device`: (graph, placeholders for `values`, its outputs)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs = [tf.placeholder(tf.as_dtype(v.dtype) if v.dtype != object else tf.string,
+                                 v.shape if known_shapes else [None] * v.ndim) for v in values]
+        with tf.device(device):
+            outputs = _call(example.build, inputs, dtype)
+    return graph, inputs, outputs
+
+
 def _tolerance(dtype, example):
     if dtype in (tf.float16,):
         return 1e-2
@@ -66,21 +85,11 @@ DEVICES = [pytest.param("/device:CPU:0", id="cpu"), pytest.param("/device:GPU:0"
 @pytest.mark.parametrize("known_shapes", [True, False], ids=["static", "unknown-dims"])
 @pytest.mark.parametrize("op_type,index,example", CASES, ids=[f"{t}-{i}" for t, i, _ in CASES])
 def test_forward_matches_numpy(op_type, index, example, known_shapes, device):
-    op_def = registered_ops()[op_type]
-    rng = np.random.default_rng(index)
-    for dtype in example.dtypes or op_def.dtypes:
-        if dtype is tf.resource:
-            continue
-        values = [sample(spec, dtype, example.low, example.high, rng) for spec in example.inputs]
-        graph = tf.Graph()
-        with graph.as_default():
-            inputs = [tf.placeholder(tf.as_dtype(v.dtype) if v.dtype != object else tf.string,
-                                     v.shape if known_shapes else [None] * v.ndim) for v in values]
-            with tf.device(device):
-                outputs = _call(example.build, inputs, dtype)
-            assert any(op.type == op_type for op in graph.get_operations()), f"example did not build a {op_type} op"
-            with tf.Session(graph=graph) as sess:
-                actual = sess.run(outputs, dict(zip(inputs, values)))
+    for dtype, values in example_values(op_type, index, example):
+        graph, inputs, outputs = example_graph(example, dtype, values, known_shapes, device)
+        assert any(op.type == op_type for op in graph.get_operations()), f"example did not build a {op_type} op"
+        with graph.as_default(), tf.Session(graph=graph) as sess:
+            actual = sess.run(outputs, dict(zip(inputs, values)))
         expected = _call(example.reference, values, dtype)
         label = f"{op_type} example {index} in {dtype.name}"
         if isinstance(outputs, (list, tuple)):

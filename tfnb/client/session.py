@@ -23,7 +23,6 @@ from tfnb.framework.errors import InvalidArgumentError, OpError, ResourceExhaust
 from tfnb.framework.graph import Graph, get_default_graph
 from tfnb.framework.importer import extend_graph
 from tfnb.framework.tensor import Tensor
-from tfnb.kernels import StepContext, find_kernel, intra_op
 from tfnb.ops.constant_op import to_numpy
 from tfnb.runtime.binding import KernelCache
 from tfnb.runtime.devices import LocalDevice, local_devices
@@ -39,12 +38,12 @@ __all__ = ["ConfigProto", "GraphOptions", "InteractiveSession", "OptimizerOption
 class _Compiled:
     """A cached executable with what a run needs around it: feed checks, thread ownership, the fetch rebuild."""
 
-    def __init__(self, executable: Executable, rebuild: Callable, threads) -> None:
+    def __init__(self, executable: Executable, rebuild: Callable) -> None:
         self.executable = executable
         self.plan = executable.plan
         self.run = executable.run
-        self.prepare = executable.prepare
-        self.threads = threads if threads is not None else contextlib.nullcontext()
+        self.new_step = executable.new_step
+        self.threads = executable.threads
         self.rebuild = rebuild
         self.feed_checks = tuple(_feed_check(t) for t in self.plan.feeds)
         fed = set(self.plan.feeds)
@@ -135,8 +134,7 @@ class Session:
         feed_dict = feed_dict or {}
         compiled = self._compiled(fetches, feed_dict)
         feeds = [check(value) for check, value in zip(compiled.feed_checks, feed_dict.values())]
-        step = StepContext(next(self._step_ids), options.timeout_in_ms if options is not None else 0)
-        compiled.prepare(step)
+        step = compiled.new_step(next(self._step_ids), options.timeout_in_ms if options is not None else 0)
         traced = options is not None and options.trace_level >= RunOptions.FULL_TRACE
         with np.errstate(all="ignore"), compiled.threads:
             try:
@@ -148,7 +146,7 @@ class Session:
                 raise _attribute(error, compiled.executable) from error
         return compiled.finish(values)
 
-    def _run_traced(self, compiled: _Compiled, feeds, step: StepContext, run_metadata: RunMetadata | None):
+    def _run_traced(self, compiled: _Compiled, feeds, step, run_metadata: RunMetadata | None):
         """Runs on the reference executor, recording timings and the ready queue into `run_metadata`."""
         record = ExecutorRecord()
         started = time.perf_counter()
@@ -164,8 +162,7 @@ class Session:
         def call(*values):
             self._check_open()
             feeds = [check(v) for check, v in zip(compiled.feed_checks, values)]
-            step = StepContext(next(self._step_ids))
-            compiled.prepare(step)
+            step = compiled.new_step(next(self._step_ids))
             with np.errstate(all="ignore"), compiled.threads:
                 try:
                     results = compiled.run(feeds, step)
@@ -191,7 +188,7 @@ class Session:
         with self._lock:
             leaves, rebuild = flatten(self._graph, fetches)
             executable = self._compile_executable(leaves, [self._feed_tensor(k) for k in feed_dict])
-            compiled = _Compiled(executable, rebuild, self._run_threads(executable.plan))
+            compiled = _Compiled(executable, rebuild)
             if key is not None:
                 self._cache[key] = compiled
         return compiled
@@ -203,20 +200,14 @@ class Session:
                                  cse=enabled and optimizer.do_common_subexpression_elimination,
                                  fuse=enabled and optimizer.do_kernel_fusion, plain=plain,
                                  allow_soft_placement=self._config.allow_soft_placement,
-                                 compress_transfers=self._config.compress_transfers)
+                                 compress_transfers=self._config.compress_transfers,
+                                 intra_op_threads=self._config.intra_op_parallelism_threads)
         with self._lock:
             executable = compile_plan(leaves, feeds, self._devices, self._kernels, options)
         if self._config.log_device_placement:
             for op in executable.plan.ops:
                 print(f"{op.name}: ({op.type}): {executable.plan.placement[op]}", file=sys.stderr)
         return executable
-
-    def _run_threads(self, plan: Plan) -> intra_op.RunThreads | None:
-        """Who owns the cores during the plan's runs: its parallel kernels, or BLAS (kernels/intra_op.py)."""
-        device_types = {d.name: d.device_type for d in self._devices}
-        parallel = any(getattr(find_kernel(op.type, device_types[plan.placement[op]]), "parallel", False)
-                       for op in plan.ops)
-        return intra_op.run_threads(self._config.intra_op_parallelism_threads, parallel)
 
     def _feed_tensor(self, key) -> Tensor:
         """The tensor a feed_dict key names; TypeError (as TF) for a key that names no tensor of this graph."""

@@ -2,7 +2,7 @@
 
 As in TF, the gradients of a convolution are ops of their own (Conv2DBackpropInput, which
 conv2d_transpose also builds, and Conv2DBackpropFilter), as are those of pooling (MaxPoolGrad,
-AvgPoolGrad, and MaxPoolGradGrad for second derivatives). The kernels (tfnb/kernels/conv.py)
+AvgPoolGrad, and MaxPoolGradGrad for second derivatives). The kernels (tfnb/kernels/conv/)
 pick an algorithm per shape by measuring.
 """
 

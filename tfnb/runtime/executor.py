@@ -58,6 +58,7 @@ class Slot:
     control_slots: dict = field(default_factory=dict)  # producer index -> input slot of its control edge
     fetch_slots: list = field(default_factory=list)  # per output: fetch positions it fills
     move: Callable | None = None                     # a Recv's conversion to its device's arrays
+    input_names: list = field(default_factory=list)  # per input slot: the node (or fed tensor) it comes from
 
 
 class Frame:
@@ -116,6 +117,7 @@ class ReferenceExecutor:
                 self.slots[index[id(value.producer)]].fetch_slots[value.index].append(position)
         self.sources = [slot.index for slot in self.slots if slot.waits == 0]
         self.enters_per_frame = Counter(node.op.attrs["frame_name"] for node in plan.nodes if node.type == "Enter")
+        self.root_slots = _root_frame_nodes(plan, index)
 
     def _slot(self, i: int, node, bind: Callable, move: Callable) -> Slot:
         kernel, needs_step = bind(node) if node.op is not None else (None, False)
@@ -143,11 +145,13 @@ class ReferenceExecutor:
                 if slot.kind == MERGE and is_loop_back_edge(node.op, value.tensor):
                     slot.back_edges += 1
             slot.waits += 1
+        slot.input_names = [v.producer.name if v.producer is not None else v.tensor.name for v in node.inputs]
         if node.type == "_Recv":
             # The Send -> Recv edge: the Recv waits for its Send, whose value it takes from the rendezvous.
             self.slots[index[id(node.peer)]].outputs[0].append((slot.index, 0))
-            slot.template, slot.n_data, slot.waits = [DEAD], 1, 1
+            slot.template, slot.n_data, slot.waits, slot.input_names = [DEAD], 1, 1, [node.peer.name]
         for control in node.control_inputs:
+            slot.input_names.append(control.name)
             producer = index[id(control)]
             slot.control_slots[producer] = len(slot.template) + len(slot.control_slots)
             self.slots[producer].controls.append(slot.index)
@@ -177,6 +181,11 @@ class _Execution:
             self.results[position], self.filled[position] = feeds[k], True
         for position, value in executor.constant_fetches:
             self.results[position], self.filled[position] = value, True
+        if record is not None:
+            # As TF's executor does for a frame's iteration, the root frame's counts start at the number of inputs.
+            for index in executor.root_slots:
+                if self.slots[index].waits:
+                    record.events.append(("count", self.instance_id(index, self.root, 0), self.slots[index].waits, None))
         for index in executor.sources:
             self.root.open[0] += 1
             self.enqueue((index, self.root, 0, list(self.slots[index].template)))
@@ -228,7 +237,8 @@ class _Execution:
         if kind == SEND:
             return self.send(slot, frame, iteration, values), False
         if kind == RECV:
-            return [slot.move(self.step.rendezvous.recv(_tagged(slot.node.key, frame, iteration)))], False
+            value = self.step.rendezvous.recv(_tagged(slot.node.key, frame, iteration))
+            return ([slot.move(value)] if slot.outputs else []), False  # a control edge's Recv has no output
         data_values = values[:slot.n_data]
         try:
             result = slot.kernel(self.step, *data_values) if slot.needs_step else slot.kernel(*data_values)
@@ -354,7 +364,8 @@ class _Execution:
         state[1][input_slot] = value
         state[0] -= 1
         if self.record is not None:
-            self.record.events.append(("count", self.instance_id(consumer, frame, iteration), state[0]))
+            self.record.events.append(("count", self.instance_id(consumer, frame, iteration), state[0],
+                                       slot.input_names[input_slot]))
         if state[0] == 0:
             del self.pending[key]
             self.enqueue((consumer, frame, iteration, state[1]))
@@ -366,7 +377,7 @@ class _Execution:
         if not state[2]:
             if self.record is not None:
                 self.record.events.append(("count", self.instance_id(slot.index, frame, iteration),
-                                           0 if live else state[0]))
+                                           0 if live else state[0], slot.input_names[input_slot]))
             if live or state[0] == 0:
                 state[2] = True
                 fired = [value, np.int32(input_slot)] if live else [DEAD, DEAD]
@@ -387,8 +398,22 @@ class _Execution:
         number = self.instance_ids.get(key)
         if number is None:
             number = self.instance_ids[key] = len(self.record.instances)
-            self.record.instances.append((self.slots[index].node.name, frame.label(iteration)))
+            slot = self.slots[index]
+            self.record.instances.append((slot.node.name, frame.label(iteration)))
+            self.record.inputs.setdefault(slot.node.name, [n for n in slot.input_names if n is not None])
         return number
+
+
+def _root_frame_nodes(plan: Plan, index: dict) -> list[int]:
+    """The nodes outside every loop frame: those not reached through an Enter without passing its Exit."""
+    depth: dict[int, int] = {}
+    for i, node in enumerate(plan.nodes):
+        sources = [v.producer for v in node.inputs if v.producer is not None and not (
+            node.op is not None and is_loop_back_edge(node.op, v.tensor))] + list(node.control_inputs)
+        if node.type == "_Recv":
+            sources.append(node.peer)
+        depth[i] = max((depth[index[id(s)]] + (s.type == "Enter") - (s.type == "Exit") for s in sources), default=0)
+    return [i for i, d in depth.items() if d == 0]
 
 
 def _tagged(key: str, frame: Frame, iteration: int) -> str:

@@ -14,12 +14,13 @@ functions that run it:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
-from tfnb.kernels import find_kernel
+from tfnb.kernels import StepContext, find_kernel, intra_op
 from tfnb.runtime import codegen
 from tfnb.runtime.binding import KernelCache
 from tfnb.runtime.devices import LocalDevice
@@ -47,14 +48,21 @@ class CompileOptions:
     plain: bool = False
     allow_soft_placement: bool = False
     compress_transfers: bool = False
+    intra_op_threads: int = 0
 
 
 class Executable:
-    """A plan and what runs it: `run(feeds, step)` (generated code) and `run_traced(feeds, step, record)`."""
+    """A plan and what runs it: `run(feeds, step)` is the generated code, `reference` the reference executor.
 
-    def __init__(self, plan: Plan, code: codegen.Compiled | None, make_reference: Callable[[], ReferenceExecutor]):
+    `threads` is who owns the cores while the plan runs (kernels/intra_op.py): its parallel kernels, with BLAS
+    in one thread, or BLAS; `new_step` makes a run's step context.
+    """
+
+    def __init__(self, plan: Plan, code: codegen.Compiled | None, make_reference: Callable[[], ReferenceExecutor],
+                 threads) -> None:
         self.plan = plan
         self.code = code
+        self.threads = threads if threads is not None else contextlib.nullcontext()
         self._make_reference = make_reference
         self._reference: ReferenceExecutor | None = None
         self.needs_rendezvous = any(node.is_transfer for node in plan.nodes)
@@ -70,10 +78,12 @@ class Executable:
     def _run_reference(self, feeds, step):
         return self.reference.run(feeds, step)
 
-    def prepare(self, step) -> None:
-        """Gives a run's step context the rendezvous its Sends and Recvs meet in."""
+    def new_step(self, step_id: int, timeout_in_ms: int = 0) -> StepContext:
+        """A run's step context, with the rendezvous its Sends and Recvs meet in when it has any."""
+        step = StepContext(step_id, timeout_in_ms)
         if self.needs_rendezvous:
             step.rendezvous = Rendezvous()
+        return step
 
 
 def compile_plan(fetches: list, feeds: list[Tensor], devices: list[LocalDevice], kernels: KernelCache,
@@ -98,7 +108,15 @@ def compile_plan(fetches: list, feeds: list[Tensor], devices: list[LocalDevice],
     code = _generate(plan, parts.names, binder, options)
     plan.source = code.source if code is not None else "# run by the reference executor (tfnb/runtime/executor.py)\n"
     compress = truncate_to_16_bits if options.compress_transfers else None
-    return Executable(plan, code, lambda: ReferenceExecutor(plan, binder.kernel, binder.move, compress))
+    return Executable(plan, code, lambda: ReferenceExecutor(plan, binder.kernel, binder.move, compress),
+                      _run_threads(plan, by_name, options.intra_op_threads))
+
+
+def _run_threads(plan: Plan, devices: dict[str, LocalDevice], configured: int) -> intra_op.RunThreads | None:
+    """Who owns the cores during the plan's runs: its parallel kernels, or BLAS (kernels/intra_op.py)."""
+    parallel = any(getattr(find_kernel(op.type, devices[plan.placement[op]].device_type), "parallel", False)
+                   for op in plan.ops)
+    return intra_op.run_threads(configured, parallel)
 
 
 def _generate(plan: Plan, names: Names, binder: _NodeBinder, options: CompileOptions) -> codegen.Compiled | None:

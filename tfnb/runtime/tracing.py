@@ -62,12 +62,15 @@ class StepStats:
 class ExecutorRecord:
     """What the reference executor did in one traced step, event by event.
 
-    `instances[i]` is (node name, frame tag) of node instance i ('' outside loops, 'while:2' inside).
-    `events`, in order: ("ready", i) when instance i joined the ready queue, ("run", i) when the executor
-    took it from the queue to run it, ("count", i, n) when an input of i arrived and n are still awaited.
+    `instances[i]` is (node name, frame tag) of node instance i ('' outside loops, 'while:2' inside), and
+    `inputs[name]` the nodes (or fed tensors) that node waits for. `events`, in order: ("count", i, n, source)
+    when an input of i arrived from `source` and n are still awaited (source None: the count a root-frame
+    instance starts with), ("ready", i) when i joined the ready queue, ("run", i) when the executor took it
+    from the queue to run it.
     """
 
     instances: list[tuple[str, str]] = field(default_factory=list)
+    inputs: dict[str, list[str]] = field(default_factory=dict)
     events: list[tuple] = field(default_factory=list)
 
 
