@@ -19,4 +19,5 @@ def test_readme_tour_runs(tmp_path, monkeypatch, capsys):
         exec(compile(block, str(README), "exec"), namespace)
     printed = capsys.readouterr().out
     assert "[[2.]\n [0.]]" in printed and "[[6.]]" in printed and "1.0" in printed and "15 1" in printed
+    assert "[[12.]]" in printed and "_Recv" in printed
     assert (tmp_path / "trace.json").exists()

@@ -68,7 +68,7 @@ from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import Dimension, TensorShape
 from tfnb.input.readers import *  # noqa: F401,F403
-from tfnb.ops import broadcast_grad  # noqa: F401  (registers BroadcastGradientArgs)
+from tfnb.ops.array.gathering import segment_sum, unsorted_segment_sum
 from tfnb.ops.array_ops import *  # noqa: F401,F403
 from tfnb.ops.constant_op import (
                          constant,
@@ -84,7 +84,6 @@ from tfnb.ops.functional_ops import *  # noqa: F401,F403
 from tfnb.ops.init_ops import *  # noqa: F401,F403
 from tfnb.ops.math_ops import *  # noqa: F401,F403
 from tfnb.ops.random_ops import *  # noqa: F401,F403
-from tfnb.ops.segment_ops import *  # noqa: F401,F403
 from tfnb.ops.selection_ops import *  # noqa: F401,F403
 from tfnb.ops.state_ops import *  # noqa: F401,F403
 from tfnb.ops.tensor_array_ops import *  # noqa: F401,F403

@@ -1,5 +1,6 @@
 """tf.math: elementwise math, comparisons, reductions and scans by their TF1 `tf.math.*` names."""
 
+from tfnb.ops.array.gathering import segment_sum, unsorted_segment_sum  # noqa: F401,E402
 from tfnb.ops.math_ops import (  # noqa: F401
                                abs,
                                accumulate_n,
@@ -64,5 +65,4 @@ from tfnb.ops.math_ops import (  # noqa: F401
                                truncatediv,
                                truncatemod,
 )
-from tfnb.ops.segment_ops import segment_sum, unsorted_segment_sum  # noqa: F401,E402
 from tfnb.ops.selection_ops import top_k  # noqa: F401,E402

@@ -27,7 +27,7 @@ from tfnb.client.session import Session
 from tfnb.framework.device_spec import short_device
 from tfnb.framework.dtypes import DType
 from tfnb.framework.graph import Graph, get_default_graph
-from tfnb.framework.operation import Operation
+from tfnb.framework.operation import Operation, is_loop_back_edge
 from tfnb.framework.tensor import Tensor
 from tfnb.runtime.plan import Plan
 from tfnb.runtime.prune import prune
@@ -347,7 +347,7 @@ class GraphView(anywidget.AnyWidget):
                 source = self._grouping.unit(tensor.op, expanded)[0] if tensor.op in shown else None
                 if source is not None and source != target:
                     data.setdefault((source, target), {})[tensor] = None
-                    if op.type == "Merge" and tensor.op.type == "NextIteration":
+                    if is_loop_back_edge(op, tensor):
                         back.add((source, target))
             for dep in op.control_inputs:
                 source = self._grouping.unit(dep, expanded)[0] if dep in shown else None

@@ -175,6 +175,19 @@ class ExecutionReplay(ipywidgets.VBox):
                 pending.remove(source)
         return pending if state.counts.get(instance_id, len(pending)) else []
 
+    def readied_by(self, k: int) -> str | None:
+        """The node (or fed tensor) whose value, arriving, put instance k in the ready queue (a Merge: its first
+        live input); None for an instance that was ready from the start."""
+        instance_id, source = self._runs[k], None
+        for event in self.record.events:
+            if event[1] != instance_id:
+                continue
+            if event[0] == "ready":
+                return source
+            if event[0] == "count":
+                source = event[3]
+        return source
+
     @property
     def per_iteration(self) -> dict[str, tuple[int, int]]:
         """Frame tag -> (instances finished in that iteration, how many of them ran dead), in order of first run."""

@@ -275,3 +275,13 @@ def test_frame_tags_parse_with_slashes_in_frame_names():
     path = frame_path("while:1/while/while:0")
     assert path == [("while", 1), ("while/while", 0)]
     assert frame_tag(path) == "while:1/while/while:0" and frame_path("") == []
+
+
+def test_the_record_says_which_arrival_made_an_instance_ready():
+    p = tf.placeholder(tf.bool, [], name="p")
+    x = tf.constant(3.0, name="x")
+    out = tf.cond(p, lambda: x * 2.0, lambda: x - 1.0)
+    replay = traced_session_run(out, {p: False})
+    labels = [i.label for i in replay.instances]
+    assert replay.readied_by(labels.index("cond/Merge")) == "cond/sub"   # the live branch, not the dead one
+    assert replay.readied_by(labels.index("x")) is None

@@ -20,8 +20,9 @@ that took the branch (the index is switched on the saved predicate, so elsewhere
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
-from tfnb.autodiff.gradients import _ops_between, _sum, backprop
+from tfnb.autodiff.backward_paths import ops_between, sum_partials
 from tfnb.framework import dtypes
 from tfnb.framework.indexed_slices import IndexedSlices
 from tfnb.framework.operation import Operation
@@ -49,28 +50,32 @@ def loop_left_by(op: Operation) -> WhileContext | None:
     return context if isinstance(context, WhileContext) else None
 
 
-def backprop_loop(loop: WhileContext, between: set, grads: dict, stops) -> set:
+def backprop_loop(loop: WhileContext, between: set, grads: dict, stops, sweep: Callable) -> set:
     """Builds `loop`'s backward loop from its Exits' gradients in `grads`, adding those of the tensors
-    entering it; returns the loop's ops in `between`, which the caller's sweep must not visit again."""
+    entering it; returns the loop's ops in `between`, which the caller's sweep must not visit again.
+
+    `sweep(graph, ops, grads, stops)` is tf.gradients' own sweep (tfnb/autodiff/gradients.py): it builds the
+    gradient of the loop's body inside the backward loop.
+    """
     handled = {op for op in between if _inside(op, loop)}
     if isinstance(loop, GradWhileContext):
         raise LookupError(f"Gradients of the gradient loop '{loop.frame_name}' (second order) are not supported")
     if not any(op.type == "Enter" and op._control_flow_context is loop for op in handled):
         raise LookupError(f"Gradients with respect to tensors inside the body of '{loop.frame_name}' are not "
                           "supported: a loop is differentiated as a whole, from its Exits back to its inputs")
-    exit_grads = [_dense(_sum(grads.get(e), math_ops)) if e.op.inputs[0].op in between else None
+    exit_grads = [_dense(sum_partials(grads.get(e))) if e.op.inputs[0].op in between else None
                   for e in loop.exits]
     if not loop.back_prop:
         return handled  # as TF1: the loop passes no gradient back
     relevant, captured, body, body_stops = _body_to_differentiate(loop, exit_grads, between, stops)
     if relevant:
-        for entered, grad in _backward_loop(loop, exit_grads, relevant, captured, body, body_stops):
+        for entered, grad in _backward_loop(loop, exit_grads, relevant, captured, body, body_stops, sweep):
             _add_gradient(grads, entered.op.inputs[0], grad, between, stops)
     return handled
 
 
 def _backward_loop(loop: WhileContext, exit_grads: list, relevant: list, captured: list, body: set,
-                   body_stops: set) -> list[tuple[Tensor, Tensor]]:
+                   body_stops: set, sweep: Callable) -> list[tuple[Tensor, Tensor]]:
     """Builds the backward loop; returns (Enter of the forward loop, gradient of the value it enters)."""
     graph = loop.graph
     count = _history(loop).count
@@ -83,12 +88,12 @@ def _backward_loop(loop: WhileContext, exit_grads: list, relevant: list, capture
         for i in relevant:
             body_grads.setdefault(loop.results[i], []).append(carried[i][1])
         with _building_in(graph, backward):
-            backprop(graph, body, body_grads, body_stops)
+            sweep(graph, body, body_grads, body_stops)
             for i in relevant:
                 merged, value, _ = carried[i]
-                grad = _dense(_sum(body_grads.get(loop.body_inputs[i]), math_ops))
+                grad = _dense(sum_partials(body_grads.get(loop.body_inputs[i])))
                 _close(merged, array_ops.zeros_like(value) if grad is None else grad, "b_grad")
-            per_iteration = [(e, _dense(_sum(body_grads.get(e), math_ops))) for e in captured]
+            per_iteration = [(e, _dense(sum_partials(body_grads.get(e)))) for e in captured]
         sums = [(e, _summed(backward, e, grad)) for e, grad in per_iteration if grad is not None]
     return [(loop.enters[i], carried[i][2]) for i in relevant] + sums
 
@@ -106,7 +111,7 @@ def _body_to_differentiate(loop: WhileContext, exit_grads: list, between: set, s
     xs = [loop.body_inputs[i] for i in floats] + captured
     relevant = {i for i in floats if exit_grads[i] is not None}
     while True:
-        body = _ops_between(loop.graph, [loop.results[i] for i in sorted(relevant)], xs, body_stops)
+        body = ops_between(loop.graph, [loop.results[i] for i in sorted(relevant)], xs, body_stops)
         grown = relevant | {i for i in floats if loop.body_inputs[i].op in body}
         if grown == relevant:
             return sorted(relevant), [e for e in captured if e.op in body], body, body_stops

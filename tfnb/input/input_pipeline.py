@@ -22,6 +22,7 @@ from tfnb.ops.data_flow_ops import (
     RandomShuffleQueue,
 )
 from tfnb.ops.random_ops import get_seed
+from tfnb.ops.variables import Variable
 
 __all__ = ["batch", "input_producer", "limit_epochs", "shuffle_batch", "string_input_producer"]
 
@@ -39,7 +40,6 @@ def _infer_count_up_to(op):
 
 
 def _counted(x):
-    from tfnb.ops.variables import Variable
     counter = Variable(constant(0, dtypes.int64), trainable=False, name="counter")
     with get_default_graph().control_dependencies([counter.initializer]):
         return _count_up_to(counter, 5) + x
@@ -77,7 +77,6 @@ def limit_epochs(tensor, num_epochs: int | None = None, name: str | None = None)
         return tensor
     if num_epochs <= 0:
         raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
-    from tfnb.ops.variables import Variable
     with name_scope(name, "limit_epochs", [tensor]) as scope:
         epochs = Variable(constant(0, dtypes.int64), trainable=False, collections=[GraphKeys.LOCAL_VARIABLES],
                           name="epochs")

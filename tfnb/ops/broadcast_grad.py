@@ -1,4 +1,8 @@
-"""Undoing broadcasting in gradients: sum a gradient back to the shape of the input it flows to."""
+"""Undoing broadcasting in gradients: sum a gradient back to the shape of the input it flows to.
+
+Every broadcasting op's gradient rule uses it (the elementwise binary ops, SelectV2, batched matmul,
+einsum), so it sits below them, on the ops it builds: Sum, Reshape and Shape.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,9 @@ from tfnb.framework.graph import get_default_graph
 from tfnb.framework.op_registry import Example, not_differentiable, register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape
+from tfnb.ops.array.reshaping import reshape
+from tfnb.ops.array.shapes import shape
+from tfnb.ops.math.reduce_sum import reduce_sum
 
 
 def _infer_broadcast_gradient_args(op):
@@ -39,8 +46,6 @@ def broadcast_gradient_args(shape_x: Tensor, shape_y: Tensor) -> tuple[Tensor, T
 
 def sum_to_shape_of(grad: Tensor, like: Tensor) -> Tensor:
     """`grad` summed over the axes along which `like` was broadcast, reshaped to like's shape."""
-    from tfnb.ops.array_ops import reshape, shape
-    from tfnb.ops.math_ops import reduce_sum
     grad_dims, like_dims = grad.shape.as_tuple(), like.shape.as_tuple()
     if grad_dims is not None and like_dims is not None and grad_dims == like_dims and None not in like_dims:
         return grad
@@ -51,3 +56,9 @@ def sum_to_shape_of(grad: Tensor, like: Tensor) -> Tensor:
         return summed if summed.shape.as_tuple() == like_dims else reshape(summed, list(like_dims))
     axes, _ = broadcast_gradient_args(shape(like), shape(grad))
     return reshape(reduce_sum(grad, axes), shape(like))
+
+
+def sum_to_inputs(op, grad_x: Tensor, grad_y: Tensor) -> list:
+    """The gradients of a broadcasting binary op, each summed back to the shape of its input."""
+    x, y = op.inputs
+    return [sum_to_shape_of(grad_x, x), sum_to_shape_of(grad_y, y)]

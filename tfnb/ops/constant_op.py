@@ -79,13 +79,19 @@ _conversion_functions: list = []
 
 
 def register_tensor_conversion_function(base_type, conversion_func, priority: int = 100) -> None:
-    """Lets `convert_to_tensor` accept instances of `base_type` via `conversion_func(value, dtype, name, as_ref)`."""
+    """Lets `convert_to_tensor` accept instances of `base_type` via `conversion_func(value, dtype, name, as_ref)`.
+
+    Functions run by priority (lowest first); one that returns NotImplemented leaves the value to the next.
+    """
     _conversion_functions.append((priority, base_type, conversion_func))
     _conversion_functions.sort(key=lambda entry: entry[0])
 
 
 def convert_to_tensor(value, dtype=None, name: str | None = None, preferred_dtype=None) -> Tensor:
-    """A Tensor for `value`: a Tensor as is, a variable's value, or a constant; lists of tensors are stacked."""
+    """A Tensor for `value`: a Tensor as is, a variable's value, or a constant; lists of tensors are stacked.
+
+    Lists holding tensors are stacked by the conversion function that tfnb/ops/array/packing.py registers.
+    """
     dtype = dtypes.as_dtype(dtype) if dtype is not None else None
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype is not dtype:
@@ -94,15 +100,12 @@ def convert_to_tensor(value, dtype=None, name: str | None = None, preferred_dtyp
         return value
     for _, base_type, convert in _conversion_functions:
         if isinstance(value, base_type):
-            return convert(value, dtype=dtype, name=name, as_ref=False)
+            tensor = convert(value, dtype=dtype, name=name, as_ref=False)
+            if tensor is not NotImplemented:
+                return tensor
     if isinstance(value, TensorShape | Dimension):
         return _shape_as_tensor(value, dtype, name)
-    value = _plain_dims(value)
-    if isinstance(value, (list, tuple)) and _contains_tensor(value):
-        from tfnb.ops.array_ops import stack
-        elements = [convert_to_tensor(v, dtype=dtype) if isinstance(v, Tensor) else v for v in value]
-        element_dtype = dtype or next(e.dtype for e in elements if isinstance(e, Tensor))
-        return stack([convert_to_tensor(e, dtype=element_dtype) for e in elements], name=name or "packed")
+    value = plain_dims(value)
     if dtype is None and preferred_dtype is not None:
         try:
             return constant(value, dtype=preferred_dtype, name=name or "Const")
@@ -116,26 +119,34 @@ def _shape_as_tensor(value: TensorShape | Dimension, dtype, name: str | None) ->
     dtype = dtype or dtypes.int32
     if dtype not in (dtypes.int32, dtypes.int64):
         raise TypeError(f"Cannot convert {value} to dtype {dtype.name}. Allowed dtypes are tf.int32 and tf.int64.")
-    return constant(_plain_dims(value), dtype=dtype, name=name or "shape_as_tensor")
+    return constant(plain_dims(value), dtype=dtype, name=name or "shape_as_tensor")
 
 
-def _plain_dims(value):
+def plain_dims(value):
     """Dimensions and TensorShapes inside a value, as the ints they stand for."""
     if isinstance(value, Dimension):
         if value.value is None:
             raise ValueError("Cannot convert an unknown Dimension to a Tensor")
         return value.value
     if isinstance(value, TensorShape):
-        return value.as_list() if value.is_fully_defined() else _plain_dims(value.dims)
+        return value.as_list() if value.is_fully_defined() else plain_dims(value.dims)
     if isinstance(value, (list, tuple)):
-        return type(value)(_plain_dims(v) for v in value) if not hasattr(value, "_fields") else value
+        return type(value)(plain_dims(v) for v in value) if not hasattr(value, "_fields") else value
     return value
 
 
-def _contains_tensor(values) -> bool:
+def contains_tensor(values) -> bool:
+    """Whether a (nested) list or tuple holds a tensor, or something standing for one (a variable)."""
     for value in values:
         if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
             return True
-        if isinstance(value, (list, tuple)) and _contains_tensor(value):
+        if isinstance(value, (list, tuple)) and contains_tensor(value):
             return True
     return False
+
+
+def convert_all(values, preferred: dtypes.DType | None = None) -> list[Tensor]:
+    """Tensors for `values`; Python values take the dtype of the first tensor among them, as TF's list inputs do."""
+    dtype = next((v.dtype for v in values if isinstance(getattr(v, "dtype", None), dtypes.DType)), None)
+    return [v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=dtype, preferred_dtype=preferred)
+            for v in values]

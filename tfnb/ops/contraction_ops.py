@@ -14,9 +14,10 @@ from tfnb.framework.op_registry import Example, register_gradient, register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape, unknown_shape
 from tfnb.ops import array_ops, math_ops
+from tfnb.ops.array.joining import size_along
 from tfnb.ops.broadcast_grad import sum_to_shape_of
 from tfnb.ops.constant_op import convert_to_tensor
-from tfnb.ops.inference import broadcast_shapes, check_dtype_in, check_same_dtype
+from tfnb.ops.inference import broadcast_shapes, check_dtype_in, check_same_dtype, normalize_axis
 
 __all__ = ["tensordot", "einsum"]
 
@@ -52,11 +53,11 @@ def _as_matrix(x: Tensor, axes: list[int], contracted_first: bool) -> tuple[Tens
     rank = x.shape.ndims
     if rank is None:
         raise ValueError(f"tfnb's tensordot needs operands of known rank, got {x}")
-    axes = [array_ops._normalize_axis(i, rank, "tensordot axis") for i in axes]
+    axes = [normalize_axis(i, rank, "tensordot axis") for i in axes]
     free = [i for i in range(rank) if i not in axes]
     perm = axes + free if contracted_first else free + axes
     moved = x if perm == list(range(rank)) else array_ops.transpose(x, perm)
-    dims = [array_ops._dim(x, i) for i in range(rank)]
+    dims = [size_along(x, i) for i in range(rank)]
     free_dims, axes_dims = [dims[i] for i in free], [dims[i] for i in axes]
     shape = [_product(axes_dims), _product(free_dims)] if contracted_first else [_product(free_dims),
                                                                                  _product(axes_dims)]

@@ -2,7 +2,7 @@
 
 As in TF, the gradients of a convolution are ops of their own (Conv2DBackpropInput, which
 conv2d_transpose also builds, and Conv2DBackpropFilter), as are those of pooling (MaxPoolGrad,
-AvgPoolGrad, and MaxPoolGradGrad for second derivatives). The kernels (tfnb/kernels/conv/)
+AvgPoolGrad, and MaxPoolGradGrad for second derivatives). The kernels (tfnb/kernels/conv.py)
 pick an algorithm per shape by measuring.
 """
 
@@ -17,7 +17,8 @@ from tfnb.framework.graph import get_default_graph
 from tfnb.framework.op_registry import Example, register_gradient, register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape
-from tfnb.ops.array_ops import _shape_of, shape_from, zeros_like
+from tfnb.ops.array.filling import zeros_like
+from tfnb.ops.array.shapes import shape_from, shape_of
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, check_same_dtype
 
@@ -234,8 +235,8 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu: boo
 def _conv2d_grad(op, grad):
     x, w = op.inputs
     attrs = _conv_attrs_of(op)
-    return [_op("Conv2DBackpropInput", (_shape_of(x), w, grad), attrs, None),
-            _op("Conv2DBackpropFilter", (x, _shape_of(w), grad), attrs, None)]
+    return [_op("Conv2DBackpropInput", (shape_of(x), w, grad), attrs, None),
+            _op("Conv2DBackpropFilter", (x, shape_of(w), grad), attrs, None)]
 
 
 # -- conv2d_backprop_input and conv2d_transpose ----------------------------------------------------
@@ -302,7 +303,7 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None, p
 def _conv2d_backprop_input_grad(op, grad):
     _, w, dy = op.inputs
     attrs = _conv_attrs_of(op)
-    return [None, _op("Conv2DBackpropFilter", (grad, _shape_of(w), dy), attrs, None),
+    return [None, _op("Conv2DBackpropFilter", (grad, shape_of(w), dy), attrs, None),
             _op("Conv2D", (grad, w), attrs, None)]
 
 
@@ -352,7 +353,7 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
 def _conv2d_backprop_filter_grad(op, grad):
     x, _, dy = op.inputs
     attrs = _conv_attrs_of(op)
-    return [_op("Conv2DBackpropInput", (_shape_of(x), grad, dy), attrs, None), None,
+    return [_op("Conv2DBackpropInput", (shape_of(x), grad, dy), attrs, None), None,
             _op("Conv2D", (x, grad), attrs, None)]
 
 
@@ -543,7 +544,7 @@ def avg_pool_grad(orig_input_shape, grad, ksize, strides, padding, data_format: 
 
 @register_gradient("AvgPool")
 def _avg_pool_grad(op, grad):
-    return [_op("AvgPoolGrad", (_shape_of(op.inputs[0]), grad), _pool_attrs_of(op), None)]
+    return [_op("AvgPoolGrad", (shape_of(op.inputs[0]), grad), _pool_attrs_of(op), None)]
 
 
 @register_gradient("AvgPoolGrad")

@@ -1,4 +1,4 @@
-"""Shared static shape and dtype rules for op definitions, and `constant_value`."""
+"""Shared static shape and dtype rules for op definitions, and the values (`constant_value`) known while building."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import numpy as np
 
 from tfnb.framework import dtypes
 from tfnb.framework.tensor_shape import TensorShape, unknown_shape
+
+# The dtypes of most array ops: every array dtype, and strings.
+ARRAY_AND_STRING = dtypes.ARRAY + (dtypes.string,)
 
 
 def same_as_input(index: int = 0):
@@ -16,6 +19,17 @@ def same_as_input(index: int = 0):
 def unary(op):
     """Infer rule for elementwise unary ops."""
     return [(op.inputs[0].dtype, op.inputs[0].shape)]
+
+
+def elementwise(out_dtype: dtypes.DType | None = None):
+    """Infer rule for an elementwise unary op; the output has the input's dtype unless `out_dtype` is given."""
+
+    def infer(op):
+        x = op.inputs[0]
+        check_dtype_in(op, x.dtype, op.op_def.dtypes)
+        return [(out_dtype or x.dtype, x.shape)]
+
+    return infer
 
 
 def check_same_dtype(op, *indices: int) -> dtypes.DType:
@@ -33,6 +47,28 @@ def check_dtype_in(op, dtype: dtypes.DType, allowed, what: str = "input") -> Non
     if dtype not in allowed:
         names = ", ".join(d.name for d in allowed)
         raise TypeError(f"{what} of {op.type} has dtype {dtype.name}, not one of: {names}")
+
+
+def check_claimed(op, index: int = 0) -> dtypes.DType:
+    """The dtype of input `index`, which must be one the op claims."""
+    dtype = op.inputs[index].dtype
+    check_dtype_in(op, dtype, op.op_def.dtypes)
+    return dtype
+
+
+def check_index_input(op, index: int, what: str, rank: int | None = 1) -> None:
+    """Input `index` must be an int32/int64 tensor (of `rank`, when given)."""
+    tensor = op.inputs[index]
+    check_dtype_in(op, tensor.dtype, dtypes.INDEX, what)
+    if rank is not None and tensor.shape.ndims not in (None, rank):
+        raise ValueError(f"{what} must be rank {rank} but is rank {tensor.shape.ndims}")
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
+    """`axis` of a tensor of `rank` counted from the front; a ValueError if it is out of range."""
+    if not -rank <= axis < rank:
+        raise ValueError(f"{what} {axis} is out of range for a tensor of rank {rank}: expected [{-rank}, {rank})")
+    return axis % rank
 
 
 def broadcast_shapes(a: TensorShape, b: TensorShape) -> TensorShape:
@@ -95,6 +131,30 @@ def constant_value(tensor) -> np.ndarray | None:
             return None
         return np.stack(values, axis=op.attrs.get("axis", 0))
     return None
+
+
+def constant_ints(tensor) -> list[int] | None:
+    """The value of an integer tensor as a flat list, if it is known while building."""
+    value = constant_value(tensor)
+    return None if value is None else [int(v) for v in np.reshape(value, [-1])]
+
+
+def constant_int(tensor) -> int | None:
+    """The first element of an integer tensor, if it is known while building."""
+    values = constant_ints(tensor)
+    return values[0] if values else None
+
+
+def elements_for_cost(shape: TensorShape) -> float:
+    """Elements of a static shape, unknown dims counted as 1 (as the default cost does)."""
+    return float(np.prod([d or 1 for d in shape.as_tuple() or ()]))
+
+
+def example_values(dtype: dtypes.DType) -> tuple:
+    """A non-zero and a zero scalar of `dtype`, for examples that need values of the dtype under test."""
+    if dtype is dtypes.string:
+        return b"on", b""
+    return np.array(2, dtype.np_dtype), np.array(0, dtype.np_dtype)
 
 
 def deprecated_alias(name: str, value, old_name: str, old_value):

@@ -16,10 +16,10 @@ from tfnb.framework.op_registry import Example, register_gradient, register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape, as_shape
 from tfnb.ops import array_ops, math_ops
+from tfnb.ops.array.gathering import unsorted_segment_sum
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, constant_value, deprecated_alias
 from tfnb.ops.random_ops import random_uniform
-from tfnb.ops.segment_ops import unsorted_segment_sum
 from tfnb.ops.variables import Variable
 
 __all__ = ["dropout", "moments", "batch_normalization", "fused_batch_norm", "l2_normalize",

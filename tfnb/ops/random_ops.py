@@ -14,7 +14,7 @@ from tfnb.framework.op_registry import register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape
 from tfnb.ops import math_ops
-from tfnb.ops.array_ops import shape_from
+from tfnb.ops.array.shapes import shape_from
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, check_same_dtype
 

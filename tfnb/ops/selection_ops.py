@@ -13,6 +13,7 @@ from tfnb.framework.op_registry import Example, register_gradient, register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape, unknown_shape
 from tfnb.ops import array_ops, math_ops
+from tfnb.ops.array.shapes import shape_from
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, constant_value
 
@@ -115,7 +116,7 @@ def _infer_scatter_nd(op):
                         f"{indices.dtype.name} of indices")
     if shape.shape.ndims not in (None, 1):
         raise ValueError(f"shape must be a vector, but is rank {shape.shape.ndims}")
-    out = array_ops.shape_from(shape)
+    out = shape_from(shape)
     depth, dims = _index_depth(indices), out.as_tuple()
     if depth is None or dims is None or updates.shape.ndims is None:
         return [(updates.dtype, out)]

@@ -186,6 +186,9 @@ class _Execution:
             for index in executor.root_slots:
                 if self.slots[index].waits:
                     record.events.append(("count", self.instance_id(index, self.root, 0), self.slots[index].waits, None))
+        # What is ready at the start (sources, and nodes whose inputs are all fed) enters the queue in plan
+        # order, the order the generated code runs them in.
+        self.starting: list | None = []
         for index in executor.sources:
             self.root.open[0] += 1
             self.enqueue((index, self.root, 0, list(self.slots[index].template)))
@@ -194,6 +197,9 @@ class _Execution:
                 self.deliver(consumer, slot, feeds[k], self.root, 0)
         for consumer, slot, value in executor.start_values:
             self.deliver(consumer, slot, value, self.root, 0)
+        starting, self.starting = sorted(self.starting, key=lambda instance: instance[0]), None
+        for instance in starting:
+            self.enqueue(instance)
 
     # -- the main loop: take a ready node instance, run it, pass its outputs on --------------------
 
@@ -388,6 +394,9 @@ class _Execution:
     # -- the record -----------------------------------------------------------------------------
 
     def enqueue(self, instance: tuple) -> None:
+        if self.starting is not None:
+            self.starting.append(instance)
+            return
         self.ready.append(instance)
         if self.record is not None:
             self.record.events.append(("ready", self.instance_id(*instance[:3])))

@@ -1,11 +1,12 @@
-"""tf.cond and tf.case, built from Switch and Merge as in TF1."""
+"""tf.cond and tf.case, built from Switch and Merge as in TF1; and the gradients of a cond's Switches and Merges."""
 
 from __future__ import annotations
 
 from tfnb.framework import nest
 from tfnb.framework.graph import get_default_graph
+from tfnb.framework.op_registry import register_gradient
 from tfnb.framework.tensor import Tensor
-from tfnb.ops.array_ops import identity
+from tfnb.ops.array.identity import identity
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.control_flow.context import CondContext
 from tfnb.ops.control_flow.primitives import merge, switch
@@ -73,3 +74,35 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, strict: bool = Fa
 
 def _bind_cond(pred, fn, otherwise, strict):
     return lambda: cond(pred, fn, otherwise, strict=strict)
+
+
+# -- gradients ------------------------------------------------------------------------------------
+
+def _cond_context_of(op):
+    """The cond branch context a Merge's inputs come from (the predicate lives there)."""
+    for tensor in op.inputs:
+        context = tensor.op._control_flow_context
+        while context is not None and not isinstance(context, CondContext):
+            context = context.outer
+        if context is not None:
+            return context
+    return None
+
+
+@register_gradient("Merge")
+def _merge_grad(op, grad, _index_grad):
+    """A cond's Merge sends its gradient back into the branch that ran: Switch(grad, pred)."""
+    context = _cond_context_of(op)
+    if context is None:
+        raise LookupError(f"No gradient for Merge '{op.name}': only tf.cond's Merges have one (a tf.while_loop is "
+                          "differentiated as a whole from its Exits, tfnb/autodiff/while_grad.py)")
+    return list(switch(grad, context.pred, name="cond_grad"))
+
+
+@register_gradient("Switch")
+def _switch_grad(op, false_grad, true_grad):
+    """A cond's Switch joins the gradients of both branches; only the taken one is alive."""
+    if op.inputs[1].op.type == "LoopCond":
+        raise LookupError(f"No gradient for the loop Switch '{op.name}': a tf.while_loop is differentiated as a whole "
+                          "from its Exits, so tensors inside its body cannot be the xs of tf.gradients")
+    return [merge([false_grad, true_grad], name="cond_grad")[0], None]

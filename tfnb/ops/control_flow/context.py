@@ -9,6 +9,7 @@ they too are dead in an untaken branch and run once per iteration in a loop.
 from __future__ import annotations
 
 from tfnb.framework.tensor import Tensor
+from tfnb.ops.control_flow.primitives import enter, switch
 
 
 class ControlFlowContext:
@@ -71,7 +72,6 @@ class CondContext(ControlFlowContext):
         self.branch = branch
 
     def _route_in(self, tensor: Tensor) -> Tensor:
-        from tfnb.ops.control_flow.primitives import switch
         return switch(tensor, self.pred)[self.branch]
 
 
@@ -92,5 +92,4 @@ class WhileContext(ControlFlowContext):
         self.history = None  # the iteration counter and saved values, once a gradient needs them
 
     def _route_in(self, tensor: Tensor) -> Tensor:
-        from tfnb.ops.control_flow.primitives import enter
         return enter(tensor, self.frame_name, is_constant=True, parallel_iterations=self.parallel_iterations)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tfnb.framework.graph import as_operation, get_default_graph
 from tfnb.framework.op_registry import register_op
 from tfnb.framework.operation import Operation
+from tfnb.ops.array.identity import identity
 
 __all__ = ["no_op", "group", "tuple"]
 
@@ -26,7 +27,6 @@ def group(*inputs, name: str | None = None) -> Operation:
 
 def tuple(tensors, name: str | None = None, control_inputs=None) -> list:
     """The same tensors, each available only after all of them (and `control_inputs`) are computed."""
-    from tfnb.ops.array_ops import identity
     graph = get_default_graph()
     with graph.name_scope(name or "tuple"):
         gate = group(*[t for t in tensors if t is not None], *(control_inputs or ()))

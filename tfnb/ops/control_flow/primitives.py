@@ -7,13 +7,16 @@ and an iteration and propagates "dead" values down the branch a Switch did not t
 - Enter(data) moves a value into a child frame (a loop); a constant Enter feeds every iteration.
 - NextIteration(data) moves a value to the next iteration of its frame; Exit(data) leaves the frame.
 - LoopCond(pred) marks a loop's predicate.
+
+A Switch or Merge has a gradient only as part of a tf.cond (tfnb/ops/control_flow/cond.py); a
+tf.while_loop is differentiated as a whole (tfnb/autodiff/while_grad.py).
 """
 
 from __future__ import annotations
 
 from tfnb.framework import dtypes
 from tfnb.framework.graph import get_default_graph
-from tfnb.framework.op_registry import register_gradient, register_op
+from tfnb.framework.op_registry import register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape
 from tfnb.ops.inference import same_as_input
@@ -86,34 +89,3 @@ def next_iteration(data: Tensor, name: str | None = None) -> Tensor:
 def loop_cond(pred: Tensor, name: str | None = None) -> Tensor:
     """A loop's termination predicate (the Switches of the loop variables read it)."""
     return get_default_graph().create_op("LoopCond", (pred,), None, name or "LoopCond").outputs[0]
-
-
-def _cond_context_of(op):
-    """The cond branch context a Merge's inputs come from (the predicate lives there)."""
-    from tfnb.ops.control_flow.context import CondContext
-    for tensor in op.inputs:
-        context = tensor.op._control_flow_context
-        while context is not None and not isinstance(context, CondContext):
-            context = context.outer
-        if context is not None:
-            return context
-    return None
-
-
-@register_gradient("Merge")
-def _merge_grad(op, grad, _index_grad):
-    """A cond's Merge sends its gradient back into the branch that ran: Switch(grad, pred)."""
-    context = _cond_context_of(op)
-    if context is None:
-        raise LookupError(f"No gradient for Merge '{op.name}': only tf.cond's Merges have one (a tf.while_loop is "
-                          "differentiated as a whole from its Exits, tfnb/autodiff/while_grad.py)")
-    return list(switch(grad, context.pred, name="cond_grad"))
-
-
-@register_gradient("Switch")
-def _switch_grad(op, false_grad, true_grad):
-    """A cond's Switch joins the gradients of both branches; only the taken one is alive."""
-    if op.inputs[1].op.type == "LoopCond":
-        raise LookupError(f"No gradient for the loop Switch '{op.name}': a tf.while_loop is differentiated as a whole "
-                          "from its Exits, so tensors inside its body cannot be the xs of tf.gradients")
-    return [merge([false_grad, true_grad], name="cond_grad")[0], None]

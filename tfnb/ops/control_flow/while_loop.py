@@ -12,7 +12,7 @@ from tfnb.framework import nest
 from tfnb.framework.graph import get_default_graph
 from tfnb.framework.tensor_shape import TensorShape, as_shape
 from tfnb.ops import accumulator_ops  # noqa: F401  (registers the ops a loop's gradient saves values with)
-from tfnb.ops.array_ops import identity
+from tfnb.ops.array.identity import identity
 from tfnb.ops.constant_op import constant, convert_to_tensor
 from tfnb.ops.control_flow.context import WhileContext
 from tfnb.ops.control_flow.primitives import (
@@ -23,6 +23,7 @@ from tfnb.ops.control_flow.primitives import (
     next_iteration,
     switch,
 )
+from tfnb.ops.math.comparison import logical_and
 from tfnb.ops.tensor_array_ops import TensorArray, arrays_like, flows_of
 
 __all__ = ["while_loop"]
@@ -114,14 +115,9 @@ def _bounded(cond, body, loop_vars, maximum_iterations, single: bool):
         raise ValueError(f"'maximum_iterations' must be a scalar. Received shape: {limit.shape}")
     counter = constant(0, dtype=limit.dtype, name="iteration_counter")
     if single:  # a single loop variable goes to cond and body bare
-        return (lambda i, v: _both(i < limit, cond(v)), lambda i, v: (i + 1, body(v)),
+        return (lambda i, v: logical_and(i < limit, cond(v)), lambda i, v: (i + 1, body(v)),
                 (counter, loop_vars[0]))
-    return lambda i, v: _both(i < limit, cond(*v)), lambda i, v: (i + 1, body(*v)), (counter, loop_vars)
-
-
-def _both(a, b):
-    from tfnb.ops.math_ops import logical_and
-    return logical_and(a, b)
+    return lambda i, v: logical_and(i < limit, cond(*v)), lambda i, v: (i + 1, body(*v)), (counter, loop_vars)
 
 
 def _is_nested(structure) -> bool:
