@@ -3,92 +3,42 @@
 `import tfnb as tf` gives TF1 graph-mode names: build a graph, run it in a Session.
 """
 
-from tfnb import (  # noqa: E402
-                         contrib,
-                         datasets,
-                         initializers,
-                         layers,
-                         losses,
-                         math,
-                         nn,
-                         summary,
-                         test,  # noqa: E402
-                         train,
-)
+from tfnb import contrib, datasets, initializers, layers, losses, math, nn, summary, test, train
 from tfnb.autodiff.gradients import gradients
-from tfnb.client.session import (
-                         ConfigProto,
-                         GraphOptions,
-                         InteractiveSession,
-                         OptimizerOptions,
-                         Session,
-)
+from tfnb.client.session import ConfigProto, GraphOptions, InteractiveSession, OptimizerOptions, Session
 from tfnb.framework import dtypes, errors
 from tfnb.framework.default_session import get_default_session
 from tfnb.framework.device_spec import DeviceSpec
-from tfnb.framework.dtypes import (
-                         DType,
-                         as_dtype,
-                         complex64,
-                         complex128,
-                         double,
-                         float16,
-                         float32,
-                         float64,
-                         half,
-                         int8,
-                         int16,
-                         int32,
-                         int64,
-                         resource,
-                         string,
-                         uint8,
-                         uint16,
-)
-from tfnb.framework.dtypes import bool_ as bool
-from tfnb.framework.graph import (
-                         Graph,
-                         GraphKeys,
-                         add_to_collection,
-                         add_to_collections,
-                         colocate_with,
-                         container,
-                         control_dependencies,
-                         device,
-                         get_collection,
-                         get_collection_ref,
-                         get_default_graph,
-                         name_scope,
-                         reset_default_graph,
-)
+from tfnb.framework.dtypes import (DType, as_dtype, complex64, complex128, double, float16, float32, float64, half,
+                                   int8, int16, int32, int64, resource, string, uint8, uint16)
+from tfnb.framework.dtypes import bool_ as bool  # noqa: A004  (TF's name)
+from tfnb.framework.graph import (Graph, GraphKeys, add_to_collection, add_to_collections, colocate_with, container,
+                                  control_dependencies, device, get_collection, get_collection_ref, get_default_graph,
+                                  name_scope, reset_default_graph)
 from tfnb.framework.graph_def import GraphDef
 from tfnb.framework.importer import import_graph_def
 from tfnb.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import Dimension, TensorShape
-from tfnb.input.readers import *  # noqa: F401,F403
+from tfnb.input.readers import *
 from tfnb.ops.array.gathering import segment_sum, unsorted_segment_sum
-from tfnb.ops.array_ops import *  # noqa: F401,F403
-from tfnb.ops.constant_op import (
-                         constant,
-                         convert_to_tensor,
-                         register_tensor_conversion_function,
-)
-from tfnb.ops.contraction_ops import *  # noqa: F401,F403
+from tfnb.ops.array_ops import *
+from tfnb.ops.constant_op import constant, convert_to_tensor, register_tensor_conversion_function
+from tfnb.ops.contraction_ops import *
 from tfnb.ops.control_flow.cond import case, cond
-from tfnb.ops.control_flow.dependencies import group, no_op, tuple  # noqa: A004
+from tfnb.ops.control_flow.dependencies import group, no_op, tuple  # noqa: A004  (TF's name)
 from tfnb.ops.control_flow.while_loop import while_loop
-from tfnb.ops.data_flow_ops import *  # noqa: F401,F403
-from tfnb.ops.functional_ops import *  # noqa: F401,F403
-from tfnb.ops.init_ops import *  # noqa: F401,F403
-from tfnb.ops.math_ops import *  # noqa: F401,F403
-from tfnb.ops.random_ops import *  # noqa: F401,F403
-from tfnb.ops.selection_ops import *  # noqa: F401,F403
-from tfnb.ops.state_ops import *  # noqa: F401,F403
-from tfnb.ops.tensor_array_ops import *  # noqa: F401,F403
-from tfnb.ops.variable_scope import *  # noqa: F401,F403
-from tfnb.ops.variables import *  # noqa: F401,F403
+from tfnb.ops.data_flow_ops import *
+from tfnb.ops.functional_ops import *
+from tfnb.ops.init_ops import *
+from tfnb.ops.math_ops import *
+from tfnb.ops.random_ops import *
+from tfnb.ops.selection_ops import *
+from tfnb.ops.state_ops import *
+from tfnb.ops.tensor_array_ops import *
+from tfnb.ops.variable_scope import *
+from tfnb.ops.variables import *
 from tfnb.runtime.tracing import RunMetadata, RunOptions, Timeline
 
 __version__ = "0.1.0"

@@ -3,11 +3,10 @@ generated code, and the two must agree exactly (same values, dtypes and shapes).
 
 import numpy as np
 import pytest
+from test_op_examples import CASES, example_graph, sample
 
 import tfnb as tf
 from tfnb.framework.op_registry import registered_ops
-
-from test_op_examples import CASES, example_graph, sample
 
 FULL_TRACE = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
 NO_REWRITES = tf.ConfigProto(graph_options=tf.GraphOptions(tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0)))

@@ -19,11 +19,11 @@ import numpy as np
 from tfnb.client.config import ConfigProto, GraphOptions, OptimizerOptions
 from tfnb.client.fetches import flatten, freeze
 from tfnb.framework.default_session import session_scope
+from tfnb.framework.dtypes import to_numpy
 from tfnb.framework.errors import InvalidArgumentError, OpError, ResourceExhaustedError
 from tfnb.framework.graph import Graph, get_default_graph
 from tfnb.framework.importer import extend_graph
 from tfnb.framework.tensor import Tensor
-from tfnb.ops.constant_op import to_numpy
 from tfnb.runtime.binding import KernelCache
 from tfnb.runtime.devices import LocalDevice, local_devices
 from tfnb.runtime.pipeline import CompileOptions, Executable, compile_plan

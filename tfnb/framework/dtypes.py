@@ -162,3 +162,21 @@ def dtype_of_value(value) -> DType:
     if kind == "c":
         return complex128
     return as_dtype(array.dtype)
+
+
+def to_numpy(value, dtype: DType | None = None) -> np.ndarray:
+    """`value` as a NumPy array of `dtype` (or TF's default dtype for it), refusing lossy conversions."""
+    target = dtype or dtype_of_value(value)
+    if target is string:
+        array = np.asarray(value, dtype=object)
+        return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(array) \
+            if array.size else array
+    array = np.asarray(value)
+    if array.dtype.kind in ("U", "S", "O") and array.size and isinstance(array.flat[0], (str, bytes)):
+        raise TypeError(f"Expected {target.name}, got {value!r} of type '{type(value).__name__}' instead.")
+    if dtype is not None and not isinstance(value, np.ndarray | np.generic):
+        if array.size and (target.is_integer and array.dtype.kind == "f" or target.is_bool and array.dtype.kind != "b"):
+            raise TypeError(f"Expected {target.name}, got {value!r} of type '{type(value).__name__}' instead.")
+        if target.is_integer and array.size and (array.min() < target.min or array.max() > target.max):
+            raise TypeError(f"Value {value!r} is out of range for dtype {target.name}")
+    return array.astype(target.np_dtype, copy=False)

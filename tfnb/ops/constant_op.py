@@ -26,31 +26,13 @@ register_op("Const", _infer_const, dtypes=dtypes.ALL, foldable=False, examples=[
 ])
 
 
-def to_numpy(value, dtype: dtypes.DType | None = None) -> np.ndarray:
-    """`value` as a NumPy array of `dtype` (or TF's default dtype for it), refusing lossy conversions."""
-    target = dtype or dtypes.dtype_of_value(value)
-    if target is dtypes.string:
-        array = np.asarray(value, dtype=object)
-        return np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(array) \
-            if array.size else array
-    array = np.asarray(value)
-    if array.dtype.kind in ("U", "S", "O") and array.size and isinstance(array.flat[0], (str, bytes)):
-        raise TypeError(f"Expected {target.name}, got {value!r} of type '{type(value).__name__}' instead.")
-    if dtype is not None and not isinstance(value, np.ndarray | np.generic):
-        if array.size and (target.is_integer and array.dtype.kind == "f" or target.is_bool and array.dtype.kind != "b"):
-            raise TypeError(f"Expected {target.name}, got {value!r} of type '{type(value).__name__}' instead.")
-        if target.is_integer and array.size and (array.min() < target.min or array.max() > target.max):
-            raise TypeError(f"Value {value!r} is out of range for dtype {target.name}")
-    return array.astype(target.np_dtype, copy=False)
-
-
 def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: bool = False) -> Tensor:
     """A tensor holding a fixed value; with a `shape`, its last element fills the rest of that shape (as TF1).
 
     tfnb differs: a value out of the dtype's range is a TypeError (TF wraps it around).
     """
     dtype = dtypes.as_dtype(dtype) if dtype is not None else None
-    array = to_numpy(value, dtype)
+    array = dtypes.to_numpy(value, dtype)
     if shape is not None:
         shape = [int(d) for d in np.reshape(shape, [-1])]
         if verify_shape and list(array.shape) != shape:

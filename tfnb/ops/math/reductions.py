@@ -32,9 +32,9 @@ from tfnb.ops.math.comparison import equal, logical_not
 from tfnb.ops.math.operands import create, to_tensor
 from tfnb.ops.math.reduce_sum import (
     infer_reduction,
-    reduction,
     reduce_sum,
     reduced_shape,
+    reduction,
     reduction_cost,
     reduction_examples,
 )
