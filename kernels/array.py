@@ -519,3 +519,20 @@ def one_hot(node):
         return hot if axis == -1 else xp.moveaxis(hot, -1, axis)
 
     return run
+
+
+@kernel("LinSpace", fresh_output=True)
+def lin_space(node):
+    xp, dtype = node.xp, node.output_dtypes[0]
+
+    def run(start, stop, num):
+        count = int(num)
+        if count <= 0:
+            raise InvalidArgumentError(None, None, f"Requires num > 0: {count}")
+        step = (stop - start) / (count - 1) if count > 1 else 0
+        # As TF computes it: start + i * step, with the last value exactly `stop`.
+        values = start + xp.arange(count, dtype=dtype) * step
+        values[-1:] = stop if count > 1 else start
+        return values.astype(dtype, copy=False)
+
+    return run

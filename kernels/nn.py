@@ -249,3 +249,29 @@ def _check_labels(logits, labels) -> None:
         bad = next(v for v in values if not 0 <= v < classes)
         raise InvalidArgumentError(None, None, f"Received a label value of {bad} which is outside the valid "
                                    f"range of [0, {classes}).  Label values: {' '.join(map(str, values))}")
+
+
+@kernel("Selu", fresh_output=True)
+def selu(node):
+    xp, zero = node.xp, _typed(node, 0)
+    alpha, scale = _typed(node, 1.6732632423543772848170429916717), _typed(node, 1.0507009873554804934193349852946)
+    return lambda x: scale * xp.where(x > zero, x, alpha * xp.expm1(xp.minimum(x, zero)))
+
+
+# -- top-k membership -------------------------------------------------------------------------------
+
+
+@kernel("InTopKV2", fresh_output=True)
+def in_top_k(node):
+    xp = node.xp
+
+    def run(predictions, targets, k):
+        # TF's rule: a target is in the top k when fewer than k classes score strictly higher; a row with a
+        # non-finite score, or a target out of range, says False.
+        valid = (targets >= 0) & (targets < predictions.shape[1])
+        rows = xp.arange(targets.shape[0])
+        target_scores = predictions[rows, xp.where(valid, targets, 0)]
+        above = (predictions > target_scores[:, None]).sum(axis=1)
+        return valid & xp.isfinite(predictions).all(axis=1) & (above < k)
+
+    return run

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import math
 import os
 import shutil
 import subprocess
@@ -24,62 +25,66 @@ NODE_ATTRS = {"shape": "box", "style": "rounded,filled", "fontname": "Helvetica"
               "height": "0.3", "margin": "0.08,0.04", "color": "#555555", "penwidth": "0.8"}
 EDGE_ATTRS = {"fontname": "Helvetica", "fontsize": "8", "color": "#777777", "fontcolor": "#555555",
               "arrowsize": "0.6"}
-CLUSTER_ATTRS = {"style": "rounded,filled", "fillcolor": "#f4f4f4", "color": "#aaaaaa", "fontsize": "10",
-                 "labeljust": "l"}
 BACK_EDGE_COLOUR = "#4a7fb0"
 LAYOUT_TIMEOUT_S = 300
 
 
 @dataclass
 class DotNode:
-    """A node of the drawing; `clusters` are the ids of the clusters around it, outermost first."""
+    """A node of the drawing: its id (also its SVG element's), its label and its DOT attributes."""
 
     id: str
     label: str
-    clusters: tuple[str, ...] = ()
     attrs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class DotEdge:
-    """An edge of the drawing; control edges are dotted, a loop's back edges dashed and left out of the ranking."""
+    """An edge of the drawing; control edges are dotted, a loop's back edges dashed and left out of the ranking;
+    `tensors` counts the tensors it stands for (between groups, several)."""
 
     source: str
     target: str
     label: str = ""
     control: bool = False
     back: bool = False
+    tensors: int = 1
 
 
-def build_dot(nodes: list[DotNode], edges: list[DotEdge], clusters: dict[str, dict[str, str]] | None = None,
-              rankdir: str = "TB") -> str:
-    """DOT text with nested clusters; every node and cluster gets its id as the SVG element id."""
+def build_dot(nodes: list[DotNode], edges: list[DotEdge], rankdir: str = "TB", source: str | None = None,
+              sink: str | None = None) -> str:
+    """DOT text of one level of a drawing; every node gets its id as the SVG element id.
+
+    `source` and `sink` name invisible bridge nodes kept on the first and last rank, where edges from
+    and to the outside of a group enter and leave its drawing.
+    """
     graph = graphviz.Digraph("G", graph_attr={**GRAPH_ATTRS, "rankdir": rankdir}, node_attr=NODE_ATTRS,
                              edge_attr=EDGE_ATTRS)
-    _add_nodes(graph, nodes, 0, clusters or {})
+    for node in nodes:
+        graph.node(node.id, node.label, id=node.id, **node.attrs)
+    for bridge, rank in ((source, "source"), (sink, "sink")):
+        if bridge is not None:
+            with graph.subgraph() as same_rank:
+                same_rank.attr(rank=rank)
+                same_rank.node(bridge, "", shape="point", style="invis", width="0.01")
     for edge in edges:
-        attrs = {"style": "dotted", "arrowhead": "odot"} if edge.control else {}
-        if edge.back:
-            # ranked like other edges, a back edge would pull the loop's Merge below its body
-            attrs.update({"constraint": "false", "style": "dashed", "color": BACK_EDGE_COLOUR, "class": "backedge"})
-        if edge.label:
-            attrs["label"] = edge.label
-        graph.edge(edge.source, edge.target, **attrs)
+        graph.edge(edge.source, edge.target, **_edge_attrs(edge, bridge=edge.target == sink))
     return graph.source
 
 
-def _add_nodes(parent: graphviz.Digraph, nodes: list[DotNode], depth: int, clusters: dict) -> None:
-    inner: dict[str, list[DotNode]] = {}
-    for node in nodes:
-        if len(node.clusters) > depth:
-            inner.setdefault(node.clusters[depth], []).append(node)
-        else:
-            parent.node(node.id, node.label, id=node.id, **node.attrs)
-    for cluster_id, members in inner.items():
-        # graphviz draws a subgraph as a box only when its name starts with "cluster"
-        with parent.subgraph(name=f"cluster_{cluster_id}") as sub:
-            sub.attr(id=cluster_id, **{**CLUSTER_ATTRS, **clusters.get(cluster_id, {})})
-            _add_nodes(sub, members, depth + 1, clusters)
+def _edge_attrs(edge: DotEdge, bridge: bool) -> dict[str, str]:
+    attrs = {"style": "dotted", "arrowhead": "odot"} if edge.control else {}
+    if edge.back:
+        # ranked like other edges, a back edge would pull the loop's Merge below its body
+        attrs.update({"constraint": "false", "style": "dashed", "color": BACK_EDGE_COLOUR, "class": "backedge"})
+    if bridge:
+        attrs.update({"arrowhead": "none", "class": "bridge"})  # the arrow is drawn one level up
+    if edge.label:
+        attrs["label"] = edge.label
+    if edge.tensors > 1:
+        # summed edges between groups: thicker for more tensors, as TensorBoard draws them
+        attrs["penwidth"] = f"{min(1.0 + math.log2(edge.tensors), 4.0):.2f}"
+    return attrs
 
 
 def layout_engine() -> str:
@@ -93,7 +98,7 @@ def layout_engine() -> str:
     raise RuntimeError("No Graphviz layout engine found: `pip install graphviz-pure` (the notebook extra has it).")
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=2048)
 def layout_svg(dot_source: str) -> str:
     """The SVG drawing of `dot_source`, laid out by dot; cached by DOT text, so re-showing a layout is free."""
     engine = layout_engine()

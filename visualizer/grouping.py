@@ -3,6 +3,9 @@
 Groups nest as the names do: a while loop's frame is its name scope (`while/`), a cond is its name
 scope (`cond/`), and each cond branch is a group `cond/#true` or `cond/#false` inside the cond's
 scope, holding the ops built by that branch's function (their control-flow context says which).
+As in TensorBoard, an op named like a scope is drawn inside it (a variable `dense/kernel` in the
+box `dense/kernel/` with its reads). Initializers and an optimizer's state are drawn under the
+paths visualizer/roles.py gives them (`#initializers/...`, `Adam/#state/...`).
 """
 
 from __future__ import annotations
@@ -13,8 +16,12 @@ from collections import deque
 from tfnb.framework.operation import Operation
 from tfnb.ops.control_flow.context import CondContext
 
+from .roles import INITIALIZERS, STATE, display_paths, optimizer_scopes
+
 _SERIES_NAME = re.compile(r"^(?P<base>.*?)(?:(?P<sep>_?)(?P<index>\d+))?$")
 BRANCH_MARK = "#"   # op names never hold it, so a branch id cannot clash with a scope's
+_GRADIENTS = re.compile(r"^gradients(_\d+)?/$")
+FOLDED_VISIBLE = 16
 
 
 def scopes_of(name: str) -> list[str]:
@@ -34,15 +41,16 @@ def _ranges(indices: list[int]) -> str:
     return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
-def find_series(ops: list[Operation], minimum: int = 3) -> dict[str, str]:
+def find_series(scopes: dict[Operation, list[str]], paths: dict[Operation, str], minimum: int = 3) -> dict[str, str]:
     """Scope id -> series id for sibling scopes named like `layer_1`..`layer_8` holding the same op names and types.
 
-    A scope without a number (`layer` beside `layer_1`) counts as index 0.
+    `scopes` holds each op's scopes, outermost first, and `paths` the path it is drawn under. A scope
+    without a number (`layer` beside `layer_1`) counts as index 0.
     """
     contents: dict[str, list[tuple[str, str]]] = {}
-    for op in ops:
-        for scope in scopes_of(op.name):
-            contents.setdefault(scope, []).append((op.name[len(scope):], op.type))
+    for op, op_scopes in scopes.items():
+        for scope in op_scopes:
+            contents.setdefault(scope, []).append((paths[op][len(scope):], op.type))
     siblings: dict[tuple, list[tuple[int, str]]] = {}
     for scope, members in contents.items():
         parent, _, name = scope[:-1].rpartition("/")
@@ -55,6 +63,16 @@ def find_series(ops: list[Operation], minimum: int = 3) -> dict[str, str]:
             series_id = f"{parent}/" * bool(parent) + f"{base}{sep}[{_ranges([i for i, _ in members])}]"
             series.update({scope: series_id for _, scope in members})
     return series
+
+
+def op_scopes(paths: dict[Operation, str]) -> dict[Operation, list[str]]:
+    """Op -> the scopes it is drawn in, outermost first; an op whose path is also a scope goes inside that scope."""
+    scopes = {op: scopes_of(path) for op, path in paths.items()}
+    known = {scope for chain in scopes.values() for scope in chain}
+    for op, path in paths.items():
+        if path + "/" in known:
+            scopes[op].append(path + "/")
+    return scopes
 
 
 def frame_scopes(ops: list[Operation]) -> dict[str, str]:
@@ -82,20 +100,23 @@ class Grouping:
     """The groups over a set of ops: for each op, the groups around it, outermost first, and each group's kind."""
 
     def __init__(self, ops: list[Operation], series_min: int = 3) -> None:
-        series = find_series(ops, series_min)
+        paths = display_paths(ops)
+        scopes = op_scopes(paths)
+        series = find_series(scopes, paths, series_min)
         self.frames = frame_scopes(ops)
+        optimizers = optimizer_scopes(ops)
         self.chains: dict[Operation, tuple[str, ...]] = {}
         self.members: dict[str, list[Operation]] = {}
         self.kinds: dict[str, str] = {}
         for op in ops:
             branches = cond_branches(op)
             chain: list[str] = []
-            for scope in scopes_of(op.name):
+            for scope in scopes[op]:
                 if scope in series:
                     chain.append(series[scope])
                     self.kinds[series[scope]] = "series"
                 chain.append(scope)
-                self.kinds.setdefault(scope, "frame" if scope in self.frames else "scope")
+                self.kinds.setdefault(scope, _scope_kind(scope, self.frames, optimizers))
                 if scope in branches:
                     self.kinds[scope] = "cond"
                     chain.append(branch_id(scope, branches[scope]))
@@ -105,7 +126,8 @@ class Grouping:
                 self.members.setdefault(group, []).append(op)
 
     def kind(self, group: str) -> str:
-        """'scope', 'series', 'frame' (a while loop), 'cond' or 'branch' (one side of a cond)."""
+        """'scope', 'series', 'frame' (a while loop), 'cond', 'branch' (one side of a cond), 'gradients',
+        'optimizer', 'state' (an optimizer's slots) or 'initializers'."""
         return self.kinds[group]
 
     def label(self, group: str) -> str:
@@ -115,7 +137,7 @@ class Grouping:
             return f"frame {self.frames[group]}"
         if kind == "branch":
             return group.rpartition(BRANCH_MARK)[2]
-        return group.rstrip("/").rpartition("/")[2]
+        return group.rstrip("/").rpartition("/")[2].lstrip(BRANCH_MARK)
 
     def unit(self, op: Operation, expanded: set[str]) -> tuple[str, tuple[str, ...]]:
         """The visible node standing for `op` (itself or its outermost collapsed group) and the clusters around it."""
@@ -142,7 +164,11 @@ class Grouping:
         return list(found)
 
     def default_expanded(self, limit: int) -> set[str]:
-        """Groups to expand, breadth-first, while at most `limit` nodes are visible; series stay collapsed."""
+        """Groups a view opens with. A graph of at most `limit` ops opens whole (series stay collapsed); a larger
+        one opens with its top-level groups collapsed, as TensorBoard does, unless so few show that
+        opening some still shows at most FOLDED_VISIBLE nodes (a model inside one scope)."""
+        if len(self.chains) > limit:
+            limit = min(limit, FOLDED_VISIBLE)
         expanded: set[str] = set()
         visible = len(self.units(expanded))
         queue = deque(dict.fromkeys(chain[0] for chain in self.chains.values() if chain))
@@ -156,3 +182,15 @@ class Grouping:
                 visible += len(children) - 1
                 queue.extend(child for child in children if child in self.members)
         return expanded
+
+
+def _scope_kind(scope: str, frames: dict[str, str], optimizers: set[str]) -> str:
+    if scope in frames:
+        return "frame"
+    if scope == INITIALIZERS:
+        return "initializers"
+    if scope in optimizers:
+        return "optimizer"
+    if scope.endswith(STATE) and scope[:-len(STATE)] in optimizers:
+        return "state"
+    return "gradients" if _GRADIENTS.match(scope) else "scope"

@@ -217,3 +217,17 @@ def test_a_loop_body_releases_each_value_after_its_last_reader(tracked):
     # When "third" runs, only the loop variable and "second"'s output are alive: "first"'s is already released.
     third_calls = live[3::3]
     assert third_calls and max(third_calls) == 2, live
+
+
+def test_a_value_is_not_overwritten_while_a_view_of_it_is_still_read():
+    x = tf.placeholder(tf.float32, [4, 4], name="x")
+    m = tf.matmul(x, x)
+    r = tf.reshape(m, [16])                       # a view of m's array
+    with tf.control_dependencies([r]):
+        y = tf.nn.relu(m)                         # m's last direct reader: it could write into m
+    with tf.control_dependencies([y]):
+        q = r * 1.0                               # reads the view afterwards
+    z = tf.reshape(y, [16]) * 0.0 + q
+    value = np.arange(16, dtype=np.float32).reshape(4, 4) - 8
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(z, {x: value}), (value @ value).reshape(16))

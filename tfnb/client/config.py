@@ -29,7 +29,8 @@ class ConfigProto:
 
     - log_device_placement: each compiled plan prints `name: (Type): device` per op to stderr, as TF logs it;
     - intra_op_parallelism_threads: the threads a run's kernels share (0: one per core; kernels/intra_op.py);
-    - inter_op_parallelism_threads: tfnb differs: accepted, but a run's nodes execute in one thread;
+    - inter_op_parallelism_threads: the threads that run a plan's device partitions at the same time (0: one per
+      device; 1: every device's nodes in one thread, one after another). Plans with control flow use one thread;
     - compress_transfers: tfnb's name for lossy float32 transfers between devices (the paper's section 5.5).
     """
 

@@ -25,6 +25,7 @@ from tfnb.framework.graph import Graph, get_default_graph
 from tfnb.framework.importer import extend_graph
 from tfnb.framework.tensor import Tensor
 from tfnb.runtime.binding import KernelCache
+from tfnb.runtime.concurrent import InterOpThreads
 from tfnb.runtime.devices import LocalDevice, local_devices
 from tfnb.runtime.pipeline import CompileOptions, Executable, compile_plan
 from tfnb.runtime.plan import Plan
@@ -75,6 +76,8 @@ class Session:
         self._devices = local_devices(self._config.device_count)
         self._resources = ResourceManager(target)
         self._kernels = KernelCache(self._resources)
+        inter_op = self._config.inter_op_parallelism_threads
+        self._inter_op = InterOpThreads(inter_op or max(2, len(self._devices))) if inter_op != 1 else None
         self._cache: dict = {}
         self._lock = threading.RLock()
         self._step_ids = itertools.count(1)
@@ -150,7 +153,7 @@ class Session:
         """Runs on the reference executor, recording timings and the ready queue into `run_metadata`."""
         record = ExecutorRecord()
         started = time.perf_counter()
-        values = compiled.executable.reference.run(feeds, step, record)
+        values = compiled.executable.run_traced(feeds, step, record)
         if run_metadata is not None:
             fill_run_metadata(run_metadata, compiled.plan, step.trace, record, started)
         return values
@@ -203,7 +206,7 @@ class Session:
                                  compress_transfers=self._config.compress_transfers,
                                  intra_op_threads=self._config.intra_op_parallelism_threads)
         with self._lock:
-            executable = compile_plan(leaves, feeds, self._devices, self._kernels, options)
+            executable = compile_plan(leaves, feeds, self._devices, self._kernels, options, self._inter_op)
         if self._config.log_device_placement:
             for op in executable.plan.ops:
                 print(f"{op.name}: ({op.type}): {executable.plan.placement[op]}", file=sys.stderr)
@@ -240,6 +243,8 @@ class Session:
         self._resources.reset()
         self._cache.clear()
         self._kernels.clear()
+        if self._inter_op is not None:
+            self._inter_op.shutdown()
 
     def __enter__(self) -> Session:
         contexts = [self._graph.as_default(), self.as_default()]
@@ -322,11 +327,9 @@ def _aliases_state(tensor: Tensor, fed: set) -> bool:
 def _attribute(error: Exception, executable: Executable) -> Exception:
     """The error to raise for a kernel failure: a TF error class naming the op that failed."""
     op = getattr(error, "tfnb_op", None)  # set where one line runs several ops (reference executor, fusion)
-    code = executable.code
     trace = error.__traceback__
-    while trace is not None and op is None and code is not None:
-        if trace.tb_frame.f_code is code.run.__code__:
-            op = _op_of(code.line_nodes.get(trace.tb_lineno))
+    while trace is not None and op is None:
+        op = _op_of(executable.node_at(trace.tb_frame.f_code, trace.tb_lineno))
         trace = trace.tb_next
     if isinstance(error, OpError):
         return error if error.op is not None else type(error)(None, op, error.message)

@@ -41,6 +41,8 @@ from tfnb.ops.math.comparison import (
 from tfnb.ops.math.matmul import matmul
 from tfnb.ops.math.reduce_sum import reduce_sum
 from tfnb.ops.math.reductions import (
+    arg_max,
+    arg_min,
     argmax,
     argmin,
     reduce_all,
@@ -89,5 +91,5 @@ __all__ = [
     "cast", "to_float", "to_double", "to_int32", "to_int64", "where", "where_v2", "clip_by_value",
     "add_n", "accumulate_n",
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any", "reduce_all",
-    "reduce_logsumexp", "argmax", "argmin", "cumsum", "cumprod", "matmul",
+    "reduce_logsumexp", "argmax", "argmin", "arg_max", "arg_min", "cumsum", "cumprod", "matmul",
 ]

@@ -15,7 +15,7 @@ from tfnb.framework.graph import colocate_with, get_default_graph, name_scope
 from tfnb.framework.op_registry import Example, register_gradient, register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape, as_shape
-from tfnb.ops import array_ops, math_ops
+from tfnb.ops import array_ops, math_ops, nn_ops
 from tfnb.ops.array.gathering import unsorted_segment_sum
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, constant_value, deprecated_alias
@@ -23,7 +23,8 @@ from tfnb.ops.random_ops import random_uniform
 from tfnb.ops.variables import Variable
 
 __all__ = ["dropout", "moments", "batch_normalization", "fused_batch_norm", "l2_normalize",
-           "local_response_normalization", "lrn", "embedding_lookup"]
+           "local_response_normalization", "lrn", "embedding_lookup", "weighted_cross_entropy_with_logits",
+           "xw_plus_b"]
 
 
 # -- dropout --------------------------------------------------------------------------------------
@@ -153,6 +154,29 @@ def l2_normalize(x, axis=None, epsilon: float = 1e-12, name: str | None = None, 
         x = convert_to_tensor(x, name="x")
         square_sum = math_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
         return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(square_sum, epsilon)), name=scope)
+
+
+def weighted_cross_entropy_with_logits(targets=None, logits=None, pos_weight=None, name: str | None = None,
+                                       labels=None) -> Tensor:
+    """sigmoid_cross_entropy_with_logits with the positive term weighted by `pos_weight` (TF1 names the labels
+    `targets`; `labels` is TF's later name)."""
+    targets = deprecated_alias("targets", targets, "labels", labels)
+    with name_scope(name, "logistic_loss", [logits, targets]) as scope:
+        logits = convert_to_tensor(logits, name="logits")
+        targets = convert_to_tensor(targets, dtype=logits.dtype, name="targets")
+        if not logits.shape.is_compatible_with(targets.shape):
+            raise ValueError(f"logits and targets must have the same shape ({logits.shape} vs {targets.shape})")
+        # (1 - z) * x + (1 + (q - 1) * z) * log(1 + exp(-x)), with log(1 + exp(-x)) computed without overflow.
+        log_weight = 1 + (pos_weight - 1) * targets
+        softplus_of_negative = math_ops.log1p(math_ops.exp(-math_ops.abs(logits))) + nn_ops.relu(-logits)
+        return math_ops.add((1 - targets) * logits, log_weight * softplus_of_negative, name=scope)
+
+
+def xw_plus_b(x, weights, biases, name: str | None = None) -> Tensor:
+    """matmul(x, weights) + biases, as one bias_add."""
+    with name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
+        product = math_ops.matmul(convert_to_tensor(x, name="x"), convert_to_tensor(weights, name="weights"))
+        return nn_ops.bias_add(product, convert_to_tensor(biases, name="biases"), name=scope)
 
 
 # -- local response normalization -----------------------------------------------------------------

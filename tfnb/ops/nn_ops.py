@@ -9,7 +9,7 @@ import numpy as np
 
 from tfnb.framework import dtypes
 from tfnb.framework.graph import get_default_graph, name_scope
-from tfnb.framework.op_registry import Example, register_gradient, register_op
+from tfnb.framework.op_registry import Example, not_differentiable, register_gradient, register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape, scalar, unknown_shape
 from tfnb.ops import math_ops
@@ -18,7 +18,8 @@ from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, check_same_dtype, unary
 from tfnb.ops.math_ops import sigmoid, tanh  # noqa: F401 (TF1 has them in tf.nn too)
 
-__all__ = ["relu", "relu6", "elu", "softplus", "softsign", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
+__all__ = ["relu", "relu6", "elu", "selu", "softplus", "softsign", "leaky_relu", "sigmoid", "tanh", "softmax",
+           "log_softmax", "in_top_k",
            "bias_add", "l2_loss", "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
            "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits"]
 
@@ -204,6 +205,33 @@ def leaky_relu(features, alpha: float = 0.2, name: str | None = None) -> Tensor:
     tfnb differs: integer features are refused (TypeError) rather than cast to float32 first.
     """
     return _activation("LeakyRelu", features, {"alpha": float(alpha)}, name)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _np_selu(x):
+    return _SELU_SCALE * np.where(x > 0, x, _SELU_ALPHA * np.expm1(np.minimum(x, 0)))
+
+
+register_op("Selu", _infer_activation, dtypes=dtypes.FLOATS, examples=[
+    Example(lambda x: selu(x), _np_selu, inputs=((3, 4),)),
+])
+
+
+@register_gradient("Selu")
+def _selu_grad(op, grad):
+    """scale where x > 0, else selu(x) + scale * alpha (the derivative of scale * alpha * (exp(x) - 1))."""
+    x, y = op.inputs[0], op.outputs[0]
+    scale = math_ops.cast(_SELU_SCALE, y.dtype)
+    below = y + math_ops.cast(_SELU_SCALE * _SELU_ALPHA, y.dtype)
+    return [math_ops.where(x > 0, grad * scale, grad * below)]
+
+
+def selu(features, name: str | None = None) -> Tensor:
+    """scale * (features if > 0 else alpha * (exp(features) - 1)), the self-normalizing activation."""
+    return _activation("Selu", features, None, name)
 
 
 # -- softmax --------------------------------------------------------------------------------------
@@ -569,3 +597,49 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
         labels = convert_to_tensor(labels)
         return _op("SparseSoftmaxCrossEntropyWithLogits", (logits, labels), None,
                    name or "SparseSoftmaxCrossEntropyWithLogits")
+
+
+# -- top-k membership -------------------------------------------------------------------------------
+
+
+def _infer_in_top_k(op):
+    predictions, targets, k = op.inputs
+    check_dtype_in(op, predictions.dtype, (dtypes.float32,), "predictions")
+    check_dtype_in(op, targets.dtype, dtypes.INDEX, "targets")
+    if targets.dtype is not k.dtype:
+        raise TypeError(f"targets ({targets.dtype.name}) and k ({k.dtype.name}) must have the same dtype")
+    if predictions.shape.ndims not in (None, 2):
+        raise ValueError(f"predictions must be 2-dimensional, got shape {predictions.shape}")
+    if targets.shape.ndims not in (None, 1):
+        raise ValueError(f"targets must be 1-dimensional, got shape {targets.shape}")
+    if k.shape.ndims not in (None, 0):
+        raise ValueError(f"k must be a scalar, got shape {k.shape}")
+    batch = TensorShape([predictions.shape[0].value if predictions.shape.ndims else None])
+    return [(dtypes.bool_, batch.merge_with(targets.shape) if targets.shape.ndims else batch)]
+
+
+def _np_in_top_k(predictions, targets, k):
+    rows = np.arange(len(targets))
+    valid = (targets >= 0) & (targets < predictions.shape[1])
+    target_values = predictions[rows, np.where(valid, targets, 0)]
+    above = (predictions > target_values[:, None]).sum(axis=1)
+    finite = np.isfinite(predictions).all(axis=1)
+    return valid & finite & (above < k)
+
+
+register_op("InTopKV2", _infer_in_top_k, dtypes=(dtypes.float32,), examples=[
+    Example(lambda p: [in_top_k(p, [2, 0, 4], 1), in_top_k(p, [2, 0, 4], 3)],
+            lambda p: [_np_in_top_k(p, np.array([2, 0, 4]), 1), _np_in_top_k(p, np.array([2, 0, 4]), 3)],
+            inputs=((3, 5),), differentiable=False),
+    Example(lambda p, t: in_top_k(p, t, 2), lambda p, t: _np_in_top_k(p, t, 2),
+            inputs=(np.array([[1.0, 2.0, 2.0, 0.0], [np.nan, 1.0, 0.0, 0.0], [0.0, 1.0, 2.0, 3.0]], np.float32),
+                    np.array([1, 1, 7], np.int64)), differentiable=False),
+])
+not_differentiable("InTopKV2")
+
+
+def in_top_k(predictions, targets, k, name: str | None = None) -> Tensor:
+    """Per row, whether predictions[row, targets[row]] is among the k largest (ties count in; never for NaN rows)."""
+    targets = convert_to_tensor(targets)
+    k = convert_to_tensor(k, dtype=targets.dtype if targets.dtype.is_integer else None)
+    return _op("InTopKV2", (convert_to_tensor(predictions), targets, k), None, name)

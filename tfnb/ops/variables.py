@@ -7,6 +7,8 @@ scopes of that use, so `control_dependencies` orders a read after an assign.
 
 from __future__ import annotations
 
+import contextlib
+
 from tfnb.framework import dtypes
 from tfnb.framework.default_session import default_session_for
 from tfnb.framework.graph import GraphKeys, get_collection, get_default_graph
@@ -42,8 +44,10 @@ class Variable:
         trainable = True if trainable is None else trainable
         self.trainable = trainable
         self.constraint = constraint
-        # Like TF's init_scope: a variable's own ops never wait for the control dependencies around it.
-        with graph.control_dependencies(None), graph.name_scope(name or "Variable") as scope:
+        # Like TF's init_scope: a variable's own ops never wait for the control dependencies around it, and a
+        # variable made inside a loop or a cond (an RNN cell's first call in dynamic_rnn) is made outside it.
+        with _outside_control_flow(graph), graph.control_dependencies(None), \
+                graph.name_scope(name or "Variable") as scope:
             with graph.name_scope("Initializer"), graph.device(None):
                 value = initial_value() if callable(initial_value) else initial_value
                 self._initial_value = convert_to_tensor(value, dtype=dtype, name="initial_value")
@@ -161,6 +165,15 @@ class Variable:
 
     def __repr__(self) -> str:
         return f"<tf.Variable '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+
+@contextlib.contextmanager
+def _outside_control_flow(graph):
+    context, graph._control_flow_context = graph._control_flow_context, None
+    try:
+        yield
+    finally:
+        graph._control_flow_context = context
 
 
 def _checked_shape(initial_value: Tensor, shape, validate_shape: bool) -> TensorShape:

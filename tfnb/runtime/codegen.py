@@ -20,7 +20,7 @@ import numpy as np
 from tfnb.framework.operation import Operation
 from tfnb.runtime.buffer_reuse import donatable, inplace_call
 from tfnb.runtime.naming import Names, kernel_name
-from tfnb.runtime.plan import FEED, Node, Plan
+from tfnb.runtime.plan import FEED, OUTPUT, Node, Plan
 
 _counter = itertools.count()
 
@@ -76,17 +76,24 @@ def build_steps(plan: Plan, names: Names, bind: Callable[[Node], tuple[Callable,
     return steps, constants
 
 
-def generate(steps: list[Step], constants: dict, plan: Plan, names: Names, donate: bool) -> Compiled:
-    """Writes and compiles `run(feeds, step)` for the plan's lines (see the module docstring)."""
-    fetched = {value.name for value in plan.fetch_values if value is not None}
+def generate(steps: list[Step], constants: dict, plan: Plan, names: Names, donate: bool,
+             device: str | None = None) -> Compiled:
+    """Writes and compiles `run(feeds, step)` for the plan's lines (see the module docstring).
+
+    With `device`, only that device's lines: a partition's function, run on a thread of its own beside the
+    other devices'; it returns the fetched values computed on that device, in plan order.
+    """
+    if device is not None:
+        steps = [step for step in steps if step.device == device]
+    returned = [v for v in plan.fetch_values if v is not None and (device is None or v.device == device
+                                                                   and v.kind == OUTPUT)]
+    fetched = {value.name for value in returned}
     fetched_tensors = {value.tensor for value in plan.fetch_values if value is not None}
-    feed_names = {value.name for value in plan.feed_values}
     last_use = _last_uses(steps)
+    last_read = _last_reads_through_views(steps, last_use)
     fresh = {name for step in steps if step.fresh_output for name in step.outputs}
     bound: dict[str, object] = dict(constants)
-    lines: list[Line] = []
-    if plan.feed_values:
-        lines.append(Line(f"{', '.join(v.name for v in plan.feed_values)}, = feeds"))
+    lines = _feed_lines(plan, device, last_use)
     for index, step in enumerate(steps):
         if step.kernel is None or step.node.type == "NoOp":
             continue
@@ -96,16 +103,24 @@ def generate(steps: list[Step], constants: dict, plan: Plan, names: Names, donat
         if donate and step.op is not None and not step.needs_step and not step.fused:
             donors = [i for i, (arg, value) in enumerate(zip(step.args, step.node.inputs))
                       if arg == value.name and arg not in bound and value.kind != FEED
-                      and donatable(value.tensor, step.op, fetched_tensors, last_use.get(arg) == index, arg in fresh)]
+                      and donatable(value.tensor, step.op, fetched_tensors, last_read.get(arg) == index, arg in fresh)]
             call = inplace_call(step.kernel, name, step.args, donors) or call
         lines.append(Line(_assignment(step.outputs, call, last_use, fetched), describe(step), step.node))
-        dead = [a for a in dict.fromkeys(step.args)
-                if last_use.get(a) == index and a not in fetched and (a not in bound or a in feed_names)]
+        dead = [a for a in dict.fromkeys(step.args) if last_use.get(a) == index and a not in fetched and a not in bound]
         if dead:
             lines.append(Line(f"del {', '.join(dead)}"))
-    results = [value.name if value is not None else "None" for value in plan.fetch_values]
+    if device is None:
+        returned = plan.fetch_values
+    results = [value.name if value is not None else "None" for value in returned]
     lines.append(Line(f"return ({''.join(r + ', ' for r in results)})"))
-    return assemble(lines, bound, "plan")
+    return assemble(lines, bound, "plan" if device is None else f"partition {device}")
+
+
+def _feed_lines(plan: Plan, device: str | None, last_use: dict) -> list[Line]:
+    """Unpacking the feeds: all of them in a whole plan's function, those it reads in a partition's."""
+    if device is None:
+        return [Line(f"{', '.join(v.name for v in plan.feed_values)}, = feeds")] if plan.feed_values else []
+    return [Line(f"{value.name} = feeds[{k}]") for k, value in enumerate(plan.feed_values) if value.name in last_use]
 
 
 def _assignment(outputs: list[str], call: str, last_use: dict, fetched: set) -> str:
@@ -150,6 +165,20 @@ def describe(step: Step) -> str:
     if step.fused:
         return "fused " + " + ".join(f"{node.name} = {node.type}" for node in step.fused)
     return step.node.describe()
+
+
+def _last_reads_through_views(steps: list[Step], last_use: dict[str, int]) -> dict[str, int]:
+    """For each value, the last line that reads it or a view of it: the outputs of a kernel that is not
+    registered fresh_output (a reshape, a slice) may share its inputs' memory, so none may be overwritten earlier."""
+    last = dict(last_use)
+    for step in reversed(steps):
+        if step.fresh_output or step.op is None:
+            continue
+        reach = max((last.get(output, -1) for output in step.outputs), default=-1)
+        for arg in step.args:
+            if reach > last.get(arg, -1):
+                last[arg] = reach
+    return last
 
 
 def _last_uses(steps: list[Step]) -> dict[str, int]:

@@ -20,6 +20,7 @@ arrival (`ExecutorRecord`), which the replay widget shows.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections import Counter, deque
@@ -30,7 +31,9 @@ import numpy as np
 
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.framework.operation import is_loop_back_edge
+from tfnb.runtime.concurrent import InterOpThreads, run_partitions
 from tfnb.runtime.plan import CONSTANT, FEED, Plan
+from tfnb.runtime.rendezvous import StepAborted
 from tfnb.runtime.tracing import ExecutorRecord, summarize
 
 DEAD = None  # a dead value: kernels never see it; values are arrays or scalars, never None
@@ -118,6 +121,9 @@ class ReferenceExecutor:
         self.sources = [slot.index for slot in self.slots if slot.waits == 0]
         self.enters_per_frame = Counter(node.op.attrs["frame_name"] for node in plan.nodes if node.type == "Enter")
         self.root_slots = _root_frame_nodes(plan, index)
+        self.devices = list(dict.fromkeys(node.device for node in plan.nodes))
+        self.concurrent = len(self.devices) > 1 and not any(node.op is not None and node.op.op_def.control_flow
+                                                              for node in plan.nodes)
 
     def _slot(self, i: int, node, bind: Callable, move: Callable) -> Slot:
         kernel, needs_step = bind(node) if node.op is not None else (None, False)
@@ -157,9 +163,22 @@ class ReferenceExecutor:
             self.slots[producer].controls.append(slot.index)
             slot.waits += 1
 
-    def run(self, feeds, step, record: ExecutorRecord | None = None) -> list:
-        """Runs the plan once; with `record`, every instance's timing and the ready queue's events go there."""
-        return _Execution(self, feeds, step, record).run()
+
+    def run(self, feeds, step, record: ExecutorRecord | None = None, threads: InterOpThreads | None = None) -> list:
+        """Runs the plan once; with `record`, every instance's timing and the ready queue's events go there.
+
+        With `threads`, a plan on several devices and without control flow runs one executor per device, each on a
+        thread of its own (the first device's on this one), as the paper's devices do.
+        """
+        if threads is None or not self.concurrent:
+            return _Execution(self, feeds, step, record).check_fetched()
+        executions = {device: _DeviceExecution(self, feeds, step, record, device) for device in self.devices}
+        first, *others = executions.values()
+        for execution in executions.values():
+            execution.connect(first, executions)
+        step.rendezvous.on_abort(lambda: abort_devices(executions.values()))
+        run_partitions(first.run, [execution.run for execution in others], threads, step)
+        return first.check_fetched()
 
 
 class _Execution:
@@ -181,29 +200,47 @@ class _Execution:
             self.results[position], self.filled[position] = feeds[k], True
         for position, value in executor.constant_fetches:
             self.results[position], self.filled[position] = value, True
-        if record is not None:
+        self.start(feeds)
+
+    def start(self, feeds) -> None:
+        """Fills the ready queue: sources, and nodes whose inputs are all fed, in plan order (the generated code's)."""
+        if self.record is not None:
             # As TF's executor does for a frame's iteration, the root frame's counts start at the number of inputs.
-            for index in executor.root_slots:
-                if self.slots[index].waits:
-                    record.events.append(("count", self.instance_id(index, self.root, 0), self.slots[index].waits, None))
-        # What is ready at the start (sources, and nodes whose inputs are all fed) enters the queue in plan
-        # order, the order the generated code runs them in.
+            for index in self.executor.root_slots:
+                if self.slots[index].waits and self.mine(index):
+                    self.note(("count", self.instance_id(index, self.root, 0), self.slots[index].waits, None))
         self.starting: list | None = []
-        for index in executor.sources:
-            self.root.open[0] += 1
-            self.enqueue((index, self.root, 0, list(self.slots[index].template)))
-        for k, targets in enumerate(executor.feed_targets):
+        for index in self.executor.sources:
+            if self.mine(index):
+                self.root.open[0] += 1
+                self.enqueue((index, self.root, 0, list(self.slots[index].template)))
+        for k, targets in enumerate(self.executor.feed_targets):
             for consumer, slot in targets:
-                self.deliver(consumer, slot, feeds[k], self.root, 0)
-        for consumer, slot, value in executor.start_values:
-            self.deliver(consumer, slot, value, self.root, 0)
+                if self.mine(consumer):
+                    self.deliver(consumer, slot, feeds[k], self.root, 0)
+        for consumer, slot, value in self.executor.start_values:
+            if self.mine(consumer):
+                self.deliver(consumer, slot, value, self.root, 0)
         starting, self.starting = sorted(self.starting, key=lambda instance: instance[0]), None
         for instance in starting:
             self.enqueue(instance)
 
+    def mine(self, index: int) -> bool:
+        """Whether this execution runs node `index` (all of them; one device's with a DeviceExecution)."""
+        return True
+
+    def check_fetched(self) -> list:
+        """Runs the plan (for this class), then the fetched values; an error if a fetch was never computed."""
+        self.run()
+        missing = [i for i, done in enumerate(self.filled) if not done]
+        if missing:
+            raise InvalidArgumentError(None, None, f"Fetch {missing[0]} was not computed: it is on a branch that "
+                                       "was not taken, or after a loop that did not end")
+        return self.results
+
     # -- the main loop: take a ready node instance, run it, pass its outputs on --------------------
 
-    def run(self) -> list:
+    def run(self) -> None:
         while self.ready:
             instance = self.ready.popleft()
             index, frame, iteration, values = instance
@@ -214,15 +251,10 @@ class _Execution:
                 outputs, dead = self.fire_recorded(slot, frame, iteration, values)
             self.propagate(slot, frame, iteration, outputs, dead)
             self.finish_instance(frame, iteration)
-        missing = [i for i, done in enumerate(self.filled) if not done]
-        if missing:
-            raise InvalidArgumentError(None, None, f"Fetch {missing[0]} was not computed: it is on a branch that "
-                                       "was not taken, or after a loop that did not end")
-        return self.results
 
     def fire_recorded(self, slot: Slot, frame: Frame, iteration: int, values: list) -> tuple[list, bool]:
         """`fire`, timed, with the instance's "run" event and its trace entry recorded."""
-        self.record.events.append(("run", self.instance_id(slot.index, frame, iteration)))
+        self.note(("run", self.instance_id(slot.index, frame, iteration)))
         start = time.perf_counter()
         outputs, dead = self.fire(slot, frame, iteration, values)
         end = time.perf_counter()
@@ -370,8 +402,7 @@ class _Execution:
         state[1][input_slot] = value
         state[0] -= 1
         if self.record is not None:
-            self.record.events.append(("count", self.instance_id(consumer, frame, iteration), state[0],
-                                       slot.input_names[input_slot]))
+            self.note(("count", self.instance_id(consumer, frame, iteration), state[0], slot.input_names[input_slot]))
         if state[0] == 0:
             del self.pending[key]
             self.enqueue((consumer, frame, iteration, state[1]))
@@ -382,8 +413,8 @@ class _Execution:
         live = value is not DEAD and input_slot < slot.n_data  # a control input only counts
         if not state[2]:
             if self.record is not None:
-                self.record.events.append(("count", self.instance_id(slot.index, frame, iteration),
-                                           0 if live else state[0], slot.input_names[input_slot]))
+                self.note(("count", self.instance_id(slot.index, frame, iteration), 0 if live else state[0],
+                           slot.input_names[input_slot]))
             if live or state[0] == 0:
                 state[2] = True
                 fired = [value, np.int32(input_slot)] if live else [DEAD, DEAD]
@@ -399,7 +430,10 @@ class _Execution:
             return
         self.ready.append(instance)
         if self.record is not None:
-            self.record.events.append(("ready", self.instance_id(*instance[:3])))
+            self.note(("ready", self.instance_id(*instance[:3])))
+
+    def note(self, event: tuple) -> None:
+        self.record.events.append(event)
 
     def instance_id(self, index: int, frame: Frame, iteration: int) -> int:
         """The record's number for a node instance, given when the executor first meets it."""
@@ -411,6 +445,68 @@ class _Execution:
             self.record.instances.append((slot.node.name, frame.label(iteration)))
             self.record.inputs.setdefault(slot.node.name, [n for n in slot.input_names if n is not None])
         return number
+
+
+class _DeviceExecution(_Execution):
+    """One device's executor in a concurrent run of a plan without control flow: it runs that device's nodes.
+
+    Values reach another device only from a Send to its Recv: the Send's device puts the arrival in the Recv
+    device's inbox, which that device's thread takes in turn with its ready instances.
+    """
+
+    def __init__(self, executor: ReferenceExecutor, feeds, step, record, device: str) -> None:
+        self.device = device
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.remaining = sum(1 for slot in executor.slots if slot.node.device == device)
+        self.lock = threading.Lock()
+        super().__init__(executor, feeds, step, record)
+
+    def connect(self, first: _Execution, executions: dict) -> None:
+        """Shares the first device's fetched values, record numbering and lock; knows the others' inboxes."""
+        self.results, self.filled = first.results, first.filled
+        self.instance_ids, self.lock = first.instance_ids, first.lock
+        self.peers = executions
+
+    def mine(self, index: int) -> bool:
+        return self.slots[index].node.device == self.device
+
+    def run(self) -> None:
+        while self.ready or self.remaining:
+            if not self.ready:
+                consumer, input_slot, value = self.inbox.get()
+                if consumer is None:
+                    raise StepAborted(f"the step was aborted on another device than {self.device}")
+                super().deliver(consumer, input_slot, value, self.root, 0)
+                continue
+            index, frame, iteration, values = self.ready.popleft()
+            slot = self.slots[index]
+            if self.record is None:
+                outputs, dead = self.fire(slot, frame, iteration, values)
+            else:
+                outputs, dead = self.fire_recorded(slot, frame, iteration, values)
+            self.remaining -= 1
+            self.propagate(slot, frame, iteration, outputs, dead)
+
+    def deliver(self, consumer: int, input_slot: int, value, frame: Frame, iteration: int) -> None:
+        device = self.slots[consumer].node.device
+        if device == self.device:
+            super().deliver(consumer, input_slot, value, frame, iteration)
+        else:
+            self.peers[device].inbox.put((consumer, input_slot, value))
+
+    def note(self, event: tuple) -> None:
+        with self.lock:
+            self.record.events.append(event)
+
+    def instance_id(self, index: int, frame: Frame, iteration: int) -> int:
+        with self.lock:
+            return super().instance_id(index, frame, iteration)
+
+
+def abort_devices(executions) -> None:
+    """Wakes every device's executor waiting on its inbox, so that it stops."""
+    for execution in executions:
+        execution.inbox.put((None, None, None))
 
 
 def _root_frame_nodes(plan: Plan, index: dict) -> list[int]:

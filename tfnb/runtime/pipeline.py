@@ -15,6 +15,7 @@ functions that run it:
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from tfnb.framework.tensor import Tensor
 from tfnb.kernels import StepContext, find_kernel, intra_op
 from tfnb.runtime import codegen
 from tfnb.runtime.binding import KernelCache
+from tfnb.runtime.concurrent import InterOpThreads, run_partitions
 from tfnb.runtime.devices import LocalDevice
 from tfnb.runtime.executor import ReferenceExecutor
 from tfnb.runtime.fusion import fuse
@@ -31,7 +33,7 @@ from tfnb.runtime.naming import Names
 from tfnb.runtime.ordering import dependencies_of, order
 from tfnb.runtime.partition import partition
 from tfnb.runtime.placement import place
-from tfnb.runtime.plan import Node, Plan
+from tfnb.runtime.plan import CONSTANT, FEED, OUTPUT, Node, Plan
 from tfnb.runtime.prune import check_placeholders_fed, prune
 from tfnb.runtime.rendezvous import Rendezvous, recv_kernel, send_kernel, transfer, truncate_to_16_bits
 from tfnb.runtime.rewrites import rewrite
@@ -52,21 +54,24 @@ class CompileOptions:
 
 
 class Executable:
-    """A plan and what runs it: `run(feeds, step)` is the generated code, `reference` the reference executor.
+    """A plan and what runs it: `run(feeds, step)` (the generated code), `run_traced` (the reference executor).
 
-    `threads` is who owns the cores while the plan runs (kernels/intra_op.py): its parallel kernels, with BLAS
-    in one thread, or BLAS; `new_step` makes a run's step context.
+    A plan on several devices and without control flow runs one function per device, each on a thread of its
+    own (tfnb/runtime/concurrent.py); `functions` are the generated functions. `threads` is who owns the cores
+    while the plan runs (kernels/intra_op.py); `new_step` makes a run's step context.
     """
 
-    def __init__(self, plan: Plan, code: codegen.Compiled | None, make_reference: Callable[[], ReferenceExecutor],
-                 threads) -> None:
+    def __init__(self, plan: Plan, functions: list[codegen.Compiled], run: Callable | None,
+                 make_reference: Callable[[], ReferenceExecutor], threads, inter_op: InterOpThreads | None) -> None:
         self.plan = plan
-        self.code = code
+        self.functions = functions
         self.threads = threads if threads is not None else contextlib.nullcontext()
+        self.inter_op = inter_op
         self._make_reference = make_reference
         self._reference: ReferenceExecutor | None = None
         self.needs_rendezvous = any(node.is_transfer for node in plan.nodes)
-        self.run = code.run if code is not None else self._run_reference
+        self.run = run if run is not None else self._run_reference
+        self._lines = {compiled.run.__code__: compiled.line_nodes for compiled in functions}
 
     @property
     def reference(self) -> ReferenceExecutor:
@@ -76,7 +81,16 @@ class Executable:
         return self._reference
 
     def _run_reference(self, feeds, step):
-        return self.reference.run(feeds, step)
+        return self.reference.run(feeds, step, threads=self.inter_op)
+
+    def run_traced(self, feeds, step, record) -> list:
+        """Runs on the reference executor, recording timings into `step.trace` and the ready queue into `record`."""
+        return self.reference.run(feeds, step, record, self.inter_op)
+
+    def node_at(self, code, line: int) -> Node | None:
+        """The node that line `line` of generated function `code` runs (None for other code)."""
+        lines = self._lines.get(code)
+        return lines.get(line) if lines is not None else None
 
     def new_step(self, step_id: int, timeout_in_ms: int = 0) -> StepContext:
         """A run's step context, with the rendezvous its Sends and Recvs meet in when it has any."""
@@ -87,8 +101,11 @@ class Executable:
 
 
 def compile_plan(fetches: list, feeds: list[Tensor], devices: list[LocalDevice], kernels: KernelCache,
-                 options: CompileOptions) -> Executable:
-    """Compiles one request: `fetches` are tensors and ops (the leaves of a fetch structure), `feeds` tensors."""
+                 options: CompileOptions, inter_op: InterOpThreads | None = None) -> Executable:
+    """Compiles one request: `fetches` are tensors and ops (the leaves of a fetch structure), `feeds` tensors.
+
+    With `inter_op`, the devices of a plan without control flow run concurrently, one thread each.
+    """
     targets = [leaf for leaf in fetches if isinstance(leaf, Operation)]
     tensors = [leaf for leaf in fetches if isinstance(leaf, Tensor)]
     ops = prune(tensors, targets, feeds)
@@ -105,32 +122,77 @@ def compile_plan(fetches: list, feeds: list[Tensor], devices: list[LocalDevice],
                 parts.feed_values, parts.fetch_values, parts.constants, dict(rewritten.substitutes), plain=options.plain)
     by_name = {device.name: device for device in devices}
     binder = _NodeBinder(kernels, by_name, options.compress_transfers)
-    code = _generate(plan, parts.names, binder, options)
-    plan.source = code.source if code is not None else "# run by the reference executor (tfnb/runtime/executor.py)\n"
+    concurrent = inter_op if len(plan.partitions) > 1 and not _has_control_flow(plan) else None
+    functions = _generate(plan, parts.names, binder, options, concurrent is not None)
+    plan.source = "\n".join(f.source for f in functions) if functions else \
+        "# run by the reference executor (tfnb/runtime/executor.py)\n"
+    run = _run_devices(plan, functions, concurrent) if concurrent is not None else \
+        functions[0].run if functions else None
     compress = truncate_to_16_bits if options.compress_transfers else None
-    return Executable(plan, code, lambda: ReferenceExecutor(plan, binder.kernel, binder.move, compress),
-                      _run_threads(plan, by_name, options.intra_op_threads))
+    return Executable(plan, functions, run, lambda: ReferenceExecutor(plan, binder.kernel, binder.move, compress),
+                      _run_threads(plan, by_name, options.intra_op_threads, concurrent is not None), inter_op)
 
 
-def _run_threads(plan: Plan, devices: dict[str, LocalDevice], configured: int) -> intra_op.RunThreads | None:
-    """Who owns the cores during the plan's runs: its parallel kernels, or BLAS (kernels/intra_op.py)."""
-    parallel = any(getattr(find_kernel(op.type, devices[plan.placement[op]].device_type), "parallel", False)
-                   for op in plan.ops)
-    return intra_op.run_threads(configured, parallel)
+def _has_control_flow(plan: Plan) -> bool:
+    return any(op.op_def.control_flow for op in plan.ops)
 
 
-def _generate(plan: Plan, names: Names, binder: _NodeBinder, options: CompileOptions) -> codegen.Compiled | None:
-    """Straight-line code, or loop code for control flow (None when the frames do not nest as tf builds them)."""
-    if any(op.op_def.control_flow for op in plan.ops):
+def _generate(plan: Plan, names: Names, binder: _NodeBinder, options: CompileOptions,
+              per_device: bool) -> list[codegen.Compiled]:
+    """The generated functions: one straight-line function, one per device, or one with loops for control flow
+    (none when the frames do not nest as tf.cond and tf.while_loop build them: the reference executor runs it)."""
+    if _has_control_flow(plan):
         try:
-            return compile_structured(plan, names, binder.kernel, dict(plan.constants))
+            return [compile_structured(plan, names, binder.kernel, dict(plan.constants))]
         except NotStructured:
-            return None
+            return []
     steps, constants = codegen.build_steps(plan, names, binder.line)
     if options.fuse and not options.plain:
         fetched = {value.name for value in plan.fetch_values if value is not None}
         steps = fuse(steps, fetched)
-    return codegen.generate(steps, constants, plan, names, donate=not options.plain)
+    donate = not options.plain
+    if not per_device:
+        return [codegen.generate(steps, constants, plan, names, donate)]
+    return [codegen.generate(steps, constants, plan, names, donate, device) for device in plan.partitions]
+
+
+def _run_devices(plan: Plan, functions: list[codegen.Compiled], threads: InterOpThreads) -> Callable:
+    """`run(feeds, step)` running each device's function on a thread of its own and gathering the fetches."""
+    positions = [[k for k, v in enumerate(plan.fetch_values) if v is not None and v.kind == OUTPUT and v.device == d]
+                 for d in plan.partitions]
+    fed = [(k, plan.feed_values.index(v)) for k, v in enumerate(plan.fetch_values) if v is not None and v.kind == FEED]
+    constant = [(k, plan.constants[v.name]) for k, v in enumerate(plan.fetch_values)
+                if v is not None and v.kind == CONSTANT]
+    first, *others = [compiled.run for compiled in functions]
+    count = len(plan.fetch_values)
+
+    def run(feeds, step):
+        parts = run_partitions(lambda: first(feeds, step), [functools.partial(fn, feeds, step) for fn in others],
+                               threads, step)
+        results = [None] * count
+        for where, values in zip(positions, parts):
+            for k, value in zip(where, values):
+                results[k] = value
+        for k, feed in fed:
+            results[k] = feeds[feed]
+        for k, value in constant:
+            results[k] = value
+        return results
+
+    return run
+
+
+def _run_threads(plan: Plan, devices: dict[str, LocalDevice], configured: int,
+                 concurrent: bool) -> intra_op.RunThreads | None:
+    """Who owns the cores during the plan's runs: its parallel kernels, or BLAS (kernels/intra_op.py).
+
+    Devices running at the same time share the cores: BLAS gets its share of them on each.
+    """
+    if concurrent and not configured:
+        return intra_op.RunThreads(1, max(1, intra_op.default_width() // len(plan.partitions)))
+    parallel = any(getattr(find_kernel(op.type, devices[plan.placement[op]].device_type), "parallel", False)
+                   for op in plan.ops)
+    return intra_op.run_threads(configured, parallel)
 
 
 class _NodeBinder:

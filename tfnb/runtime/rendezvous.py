@@ -22,12 +22,21 @@ def rendezvous_key(source: str, destination: str, what: str) -> str:
     return f"{source};{destination};{what}"
 
 
+class StepAborted(Exception):
+    """Raised in a Recv whose step failed on another device: the device stops, the first error is reported."""
+
+
 class Rendezvous:
-    """One step's table of values sent and not yet received; a Recv waits until its Send has run."""
+    """One step's table of values sent and not yet received; a Recv waits until its Send has run.
+
+    `abort()` ends the step: every waiting and later Recv raises StepAborted.
+    """
 
     def __init__(self) -> None:
         self._values: dict[str, object] = {}
         self._arrived = threading.Condition()
+        self._aborted = False
+        self._on_abort: list[Callable[[], None]] = []
 
     def send(self, key: str, value) -> None:
         with self._arrived:
@@ -36,8 +45,26 @@ class Rendezvous:
 
     def recv(self, key: str):
         with self._arrived:
-            self._arrived.wait_for(lambda: key in self._values)
+            self._arrived.wait_for(lambda: key in self._values or self._aborted)
+            if key not in self._values:
+                raise StepAborted(f"the step was aborted while {key} was awaited")
             return self._values.pop(key)
+
+    def has(self, key: str) -> bool:
+        """Whether the value under `key` has been sent and not yet received."""
+        with self._arrived:
+            return key in self._values
+
+    def on_abort(self, callback: Callable[[], None]) -> None:
+        """Calls `callback` when the step is aborted (an executor waiting elsewhere than here must stop too)."""
+        self._on_abort.append(callback)
+
+    def abort(self) -> None:
+        with self._arrived:
+            self._aborted = True
+            self._arrived.notify_all()
+        for callback in self._on_abort:
+            callback()
 
 
 def to_host(value):

@@ -1,4 +1,5 @@
-"""Range: evenly spaced numbers from a start up to a limit (tf.range)."""
+"""Range and LinSpace: evenly spaced numbers from a start up to a limit (tf.range), or a given count of them
+from a start to a stop (tf.linspace)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,44 @@ def range(start, limit=None, delta=1, dtype=None, name: str = "range") -> Tensor
         tensors = [cast(v, dtype) if isinstance(v, Tensor) else convert_to_tensor(v, dtype=dtype, name=label)
                    for v, label in zip(args, ("start", "limit", "delta"))]
         return get_default_graph().create_op("Range", tensors, None, scope).outputs[0]
+
+
+def _infer_lin_space(op):
+    start, stop, num = op.inputs
+    dtype = check_same_dtype(op, 0, 1)
+    check_claimed(op)
+    if num.dtype not in dtypes.INDEX:
+        raise TypeError(f"num must be int32 or int64, not {num.dtype.name}")
+    for tensor, what in zip(op.inputs, ("start", "stop", "num")):
+        if tensor.shape.ndims not in (None, 0):
+            raise ValueError(f"{what} must be a scalar, not shape {tensor.shape}")
+    count = constant_value(num)
+    if count is not None and count <= 0:
+        raise ValueError(f"Requires num > 0: {int(count)}")
+    return [(dtype, TensorShape([None if count is None else int(count)]))]
+
+
+register_op("LinSpace", _infer_lin_space, dtypes=(dtypes.float32, dtypes.float64), examples=[
+    Example(lambda dtype: linspace(constant_of(-1.0, dtype), constant_of(2.0, dtype), 7),
+            lambda dtype: np.linspace(-1.0, 2.0, 7, dtype=dtype.np_dtype), differentiable=False),
+    Example(lambda a, b: lin_space(a, b, 1), lambda a, b: np.array([a], dtype=a.dtype), inputs=((), ()),
+            differentiable=False),
+    Example(lambda a, b: linspace(a, b, 4), lambda a, b: np.linspace(a, b, 4, dtype=a.dtype), inputs=((), ()),
+            differentiable=False),
+])
+not_differentiable("LinSpace")
+
+
+def constant_of(value: float, dtype: dtypes.DType) -> Tensor:
+    return convert_to_tensor(value, dtype=dtype)
+
+
+def linspace(start, stop, num, name: str | None = None) -> Tensor:
+    """`num` evenly spaced values from `start` to `stop`, both included (float32 or float64)."""
+    start = convert_to_tensor(start, name="start")
+    stop = convert_to_tensor(stop, dtype=start.dtype, name="stop")
+    num = convert_to_tensor(num, name="num")
+    return get_default_graph().create_op("LinSpace", (start, stop, num), None, name).outputs[0]
+
+
+lin_space = linspace

@@ -248,9 +248,11 @@ def _arg_examples(build, reference) -> list[Example]:
 
 
 register_op("ArgMax", _infer_arg_reduction, dtypes=dtypes.REAL + (dtypes.bool_,), cost=reduction_cost,
-            examples=_arg_examples(lambda *a, **k: argmax(*a, **k), np.argmax))
+            examples=_arg_examples(lambda *a, **k: argmax(*a, **k), np.argmax) + [
+                Example(lambda x: arg_max(x, 1), lambda x: np.argmax(x, 1), inputs=((2, 5),), differentiable=False)])
 register_op("ArgMin", _infer_arg_reduction, dtypes=dtypes.REAL + (dtypes.bool_,), cost=reduction_cost,
-            examples=_arg_examples(lambda *a, **k: argmin(*a, **k), np.argmin))
+            examples=_arg_examples(lambda *a, **k: argmin(*a, **k), np.argmin) + [
+                Example(lambda x: arg_min(x, 0), lambda x: np.argmin(x, 0), inputs=((4, 3),), differentiable=False)])
 not_differentiable("ArgMax", "ArgMin")
 
 
@@ -262,6 +264,16 @@ def argmax(input, axis=None, name: str | None = None, dimension=None, output_typ
 def argmin(input, axis=None, name: str | None = None, dimension=None, output_type=dtypes.int64) -> Tensor:  # noqa: A002
     """The index of the smallest value along `axis` (0 if None); ties give the first index."""
     return _arg_reduction("ArgMin", input, axis, name, dimension, output_type)
+
+
+def arg_max(input, dimension, output_type=dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
+    """TF1's older argmax: the index of the largest value along `dimension` (no default axis)."""
+    return _arg_reduction("ArgMax", input, dimension, name, None, output_type)
+
+
+def arg_min(input, dimension, output_type=dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
+    """TF1's older argmin: the index of the smallest value along `dimension` (no default axis)."""
+    return _arg_reduction("ArgMin", input, dimension, name, None, output_type)
 
 
 def _arg_reduction(op_type: str, input, axis, name, dimension, output_type) -> Tensor:  # noqa: A002
