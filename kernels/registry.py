@@ -46,6 +46,31 @@ class StepContext:
 
 
 @dataclass(frozen=True)
+class Epilogue:
+    """Ops that read a kernel's output one after the other, which the kernel's `variant` computes in the same
+    pass, as each part of the output is written (tfnb/runtime/fusion.py).
+
+    The first op reads the kernel's output as its input 0, each next op the previous one's output. Their other
+    inputs are passed to the variant after the kernel's own, unless `reused` maps (position in `ops`, input
+    index) to the kernel's input that it must be: then the variant uses that one.
+    """
+
+    ops: tuple[str, ...]
+    variant: str
+    reused: tuple[tuple[tuple[int, int], int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Sibling:
+    """An op reading the same input as a kernel (its input `shared[1]` is the kernel's `shared[0]`), with the same
+    attrs, that the kernel's `variant` computes together with it: both outputs, the shared input read once."""
+
+    op: str
+    variant: str
+    shared: tuple[int, int]
+
+
+@dataclass(frozen=True)
 class KernelDef:
     op_type: str
     device_type: str
@@ -53,25 +78,29 @@ class KernelDef:
     needs_step: bool = False
     parallel: bool = False
     fresh_output: bool = False
+    epilogues: tuple[Epilogue, ...] = ()
+    siblings: tuple[Sibling, ...] = ()
 
 
 _KERNELS: dict[tuple[str, str], KernelDef] = {}
 
 
 def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False, parallel: bool = False,
-           fresh_output: bool = False):
+           fresh_output: bool = False, epilogues: tuple[Epilogue, ...] = (), siblings: tuple[Sibling, ...] = ()):
     """Decorator registering a kernel factory for an op type on a device type ('*' = every device).
 
     `parallel`: the kernel splits its own work across the run's threads (kernels/intra_op.py), so a
     plan containing it runs with BLAS in one thread. `fresh_output`: its array outputs are never a
     view, an input, or anything but the plan's to overwrite (tfnb/runtime/buffer_reuse.py).
+    `epilogues` and `siblings`: the fused variants its callable offers (see Epilogue and Sibling).
     """
 
     def register(factory: Callable[[KernelNode], Callable]) -> Callable[[KernelNode], Callable]:
         key = (op_type, device_type)
         if key in _KERNELS:
             raise KeyError(f"A kernel for {op_type} on {device_type} is already registered")
-        _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel, fresh_output)
+        _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel, fresh_output,
+                                  tuple(epilogues), tuple(siblings))
         return factory
 
     return register

@@ -9,7 +9,7 @@ from tfnb.kernels.conv.arguments import check_rank4, compute_dtype, fail, geomet
 from tfnb.kernels.conv.choice import chosen, run_convolution
 from tfnb.kernels.conv.fft import fft_backprop
 from tfnb.kernels.conv.scratch import Scratch
-from tfnb.kernels.registry import kernel
+from tfnb.kernels.registry import Epilogue, Sibling, kernel
 
 
 def _convolve(scratch: Scratch, out_dtype, direction: str, a, b, geo: Geometry, out_shape: tuple, epilogue=None):
@@ -40,7 +40,8 @@ def _bias_epilogue(xp, bias, channels: int, relu: bool):
     return epilogue
 
 
-@kernel("Conv2D", parallel=True, fresh_output=True)
+@kernel("Conv2D", parallel=True, fresh_output=True,
+        epilogues=(Epilogue(("BiasAdd",), "with_bias"), Epilogue(("BiasAdd", "Relu"), "with_bias_relu")))
 def conv2d(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
@@ -83,7 +84,8 @@ def _filter_gradient_geometry(attrs: dict, x, filter_sizes, dy) -> tuple[tuple, 
     return sizes, geo
 
 
-@kernel("Conv2DBackpropInput", parallel=True, fresh_output=True)
+@kernel("Conv2DBackpropInput", parallel=True, fresh_output=True,
+        siblings=(Sibling("Conv2DBackpropFilter", "with_filter_gradient", shared=(2, 2)),))
 def conv2d_backprop_input(node):
     attrs, scratch, out_dtype, xp = node.attrs, Scratch(node.xp), node.output_dtypes[0], node.xp
 
@@ -105,7 +107,7 @@ def conv2d_backprop_input(node):
         return run(input_sizes, w, dy), filter_gradient(x, filter_sizes, dy)
 
     if compute_dtype(out_dtype) == out_dtype:
-        run.with_filter_gradient = with_filter_gradient  # for tfnb/runtime/fusion.py
+        run.with_filter_gradient = with_filter_gradient
     return run
 
 

@@ -14,7 +14,7 @@ from tfnb.framework.common_shapes import Axis, Geometry
 from tfnb.kernels.conv.arguments import compute_dtype, fail, pool_geometry_or_fail, size_vector
 from tfnb.kernels.conv.scratch import Scratch, on_canvas, placed, window_view
 from tfnb.kernels.intra_op import parallel_parts
-from tfnb.kernels.registry import kernel
+from tfnb.kernels.registry import Epilogue, kernel
 
 # Input bytes per step of a pooling pass: with them, a step's several passes stay in a core's L2 cache.
 _POOL_STEP_BYTES = 1 << 20
@@ -208,7 +208,9 @@ def _tiled_max_pool_grad_grad(scratch: Scratch, x, ddx, geo: Geometry, ddy) -> N
     _fold_into(xp, xp.add, picked, ddy)
 
 
-@kernel("MaxPoolGrad", parallel=True, fresh_output=True)
+@kernel("MaxPoolGrad", parallel=True, fresh_output=True,
+        # ReluGrad of the pool's own input (a ReLU before the pool): its features are the pool's input 0.
+        epilogues=(Epilogue(("ReluGrad",), "with_relu_grad", reused=(((0, 1), 0),)),))
 def max_pool_grad(node):
     xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
     fill = _lowest(out_dtype)

@@ -7,6 +7,7 @@ import tfnb as tf
 from tfnb.framework.common_shapes import geometry_from_attrs
 from tfnb.kernels import KernelNode, conv
 from tfnb.kernels.conv import choice, convolution, fft
+from tfnb.ops.nn_ops import relu_grad
 
 UNFUSED = tf.ConfigProto(graph_options=tf.GraphOptions(
     optimizer_options=tf.OptimizerOptions(do_kernel_fusion=False)))
@@ -145,3 +146,19 @@ def test_pool_gradient_fused_with_relu_gradient_is_exact(ksize, strides):
             if config is None:
                 assert any("MaxPoolGrad + " in line for line in fused_lines(sess))
     np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_a_relu_gradient_of_other_features_is_not_fused_into_the_pool_gradient():
+    """The fused variant masks by the pool's own input; a ReluGrad of different features must run apart."""
+    x = tf.placeholder(tf.float32, [2, 4, 4, 3])
+    other = tf.placeholder(tf.float32, [2, 4, 4, 3])
+    pooled = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    pool_grad = tf.gradients(tf.reduce_sum(pooled * pooled), x)[0]
+    masked = relu_grad(pool_grad, other)
+    rng = np.random.default_rng(3)
+    data, features = (rng.standard_normal((2, 4, 4, 3)).astype(np.float32) for _ in range(2))
+    with tf.Session() as sess:
+        fused = sess.run(masked, {x: data, other: features})
+        assert not any("MaxPoolGrad + " in line for line in fused_lines(sess))
+    with tf.Session(config=UNFUSED) as sess:
+        np.testing.assert_array_equal(fused, sess.run(masked, {x: data, other: features}))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfnb.framework.operation import Operation
+from tfnb.kernels.registry import KernelDef
 from tfnb.runtime.buffer_reuse import donatable, inplace_call
 from tfnb.runtime.naming import Names, kernel_name
 from tfnb.runtime.plan import FEED, OUTPUT, Node, Plan
@@ -34,7 +35,7 @@ class Step:
     needs_step: bool
     args: list[str]
     outputs: list[str]
-    fresh_output: bool = False  # the kernel is registered fresh_output: its outputs may be donated
+    kernel_def: KernelDef | None = None  # its registration (None for transfers): fusions, fresh outputs
     fused: tuple = ()  # the nodes this line computes together (tfnb/runtime/fusion.py); `node` is the first
 
     @property
@@ -44,6 +45,11 @@ class Step:
     @property
     def device(self) -> str:
         return self.node.device
+
+    @property
+    def fresh_output(self) -> bool:
+        """Whether the kernel is registered fresh_output: its outputs may be donated (buffer_reuse.py)."""
+        return self.kernel_def is not None and self.kernel_def.fresh_output
 
 
 @dataclass
@@ -55,10 +61,10 @@ class Compiled:
     line_nodes: dict[int, Node]
 
 
-def build_steps(plan: Plan, names: Names, bind: Callable[[Node], tuple[Callable, bool, bool]]) -> tuple[list[Step], dict]:
+def build_steps(plan: Plan, names: Names, bind: Callable) -> tuple[list[Step], dict]:
     """The plan's lines, and the values bound into the function (constants and folded values).
 
-    `bind(node)` gives the node's kernel callable, whether it takes the step, and whether its outputs are fresh.
+    `bind(node)` gives the node's kernel callable, whether it takes the step, and its registration (or None).
     A Const's value is bound once instead of calling its kernel in every run.
     """
     constants: dict[str, object] = dict(plan.constants)
@@ -67,12 +73,12 @@ def build_steps(plan: Plan, names: Names, bind: Callable[[Node], tuple[Callable,
         args = [value.name for value in node.inputs]
         if node.op is not None and node.inputs and all(v.tensor.shape.ndims == 0 for v in node.inputs):
             args = [scalar_constant(constants, names, a) for a in args]
-        kernel, needs_step, fresh = bind(node)
+        kernel, needs_step, kernel_def = bind(node)
         outputs = [value.name for value in node.outputs]
         if node.type == "Const":
             constants[outputs[0]] = kernel()
             kernel = None
-        steps.append(Step(node, kernel, needs_step, args, outputs, fresh))
+        steps.append(Step(node, kernel, needs_step, args, outputs, kernel_def))
     return steps, constants
 
 

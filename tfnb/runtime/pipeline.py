@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
 from tfnb.kernels import StepContext, find_kernel, intra_op
+from tfnb.kernels.registry import KernelDef
 from tfnb.runtime import codegen
 from tfnb.runtime.binding import KernelCache
 from tfnb.runtime.concurrent import InterOpThreads, run_partitions
@@ -211,13 +212,12 @@ class _NodeBinder:
             return recv_kernel(node.key, self.move(node)), True
         return self.kernels.bind(node.op, self.devices[node.device])
 
-    def line(self, node: Node) -> tuple[Callable, bool, bool]:
-        """`kernel(node)` and whether the kernel's outputs are fresh arrays (what codegen may donate)."""
+    def line(self, node: Node) -> tuple[Callable, bool, KernelDef | None]:
+        """`kernel(node)` and the kernel's registration (None for a Send or Recv): what codegen and fusion read."""
         kernel, needs_step = self.kernel(node)
         if node.op is None:
-            return kernel, needs_step, False
-        kernel_def = find_kernel(node.type, self.devices[node.device].device_type)
-        return kernel, needs_step, kernel_def is not None and kernel_def.fresh_output
+            return kernel, needs_step, None
+        return kernel, needs_step, find_kernel(node.type, self.devices[node.device].device_type)
 
     def move(self, node: Node) -> Callable:
         """A Recv's conversion of what its Send left to arrays of the Recv's device."""
