@@ -4,7 +4,9 @@ from benchmarks import (
     bench_cnn,
     bench_concurrent_steps,
     bench_dashboard,
+    bench_devices,
     bench_executor,
+    bench_lstm,
     bench_mlp,
     bench_while_loop,
 )
@@ -16,7 +18,9 @@ def main() -> None:
     bench_cnn.main()
     bench_dashboard.main()
     bench_while_loop.main()
+    bench_lstm.main()
     bench_concurrent_steps.main()
+    bench_devices.main()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -42,7 +43,12 @@ def report(title: str, medians: dict[str, float], baseline: str, unit: float = 1
 
 
 def optional_tensorflow():
-    """TF1 graph mode (tf.compat.v1) if the bench extra is installed, else None."""
+    """TF1 graph mode (tf.compat.v1) if the bench extra is installed, else None.
+
+    TensorFlow 2.16+ serves tf.compat.v1.layers from tf_keras only when TF_USE_LEGACY_KERAS is set
+    before its import (the Makefile installs tf_keras).
+    """
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     try:
         import tensorflow as tf
     except ImportError:

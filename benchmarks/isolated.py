@@ -2,24 +2,44 @@
 
 Frameworks in one process disturb each other: thread pools that spin while idle, allocators,
 libraries that one loads and another then uses. A user runs one of them, so here each contender
-lives in a worker process, built there by a factory `module:function` that returns the callable to
-time (or None when its framework is not installed). Rounds rotate which contender goes first and
-pause before each turn, as `harness.interleaved_medians` does.
+lives in a worker process, built there by a factory `module:function[:argument...]` that returns the
+callable to time (or None when its framework is not installed). Rounds rotate which contender goes
+first and pause before each turn, as `harness.interleaved_medians` does. Each worker also reports its
+resident memory: after the first call, and its peak while it was timed (Linux; NaN elsewhere).
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
+
+
+@dataclass
+class IsolatedRun:
+    """One contender's figures: median seconds per call, the first call's value (NaN if not a number), and
+    its process's resident bytes after that first call and at its peak while timed."""
+
+    median: float
+    first_value: float
+    built_bytes: float
+    peak_bytes: float
 
 
 def isolated_medians(factories: dict[str, str], rounds: int = 11, number: int = 5,
                      pause: float = 0.2) -> dict[str, float]:
     """Median seconds per call of each contender whose framework is installed, each timed in its own process."""
+    return {name: run.median for name, run in isolated_runs(factories, rounds, number, pause).items()}
+
+
+def isolated_runs(factories: dict[str, str], rounds: int = 11, number: int = 5,
+                  pause: float = 0.2) -> dict[str, IsolatedRun]:
+    """Each installed contender's IsolatedRun, each timed in its own process, the processes taking turns."""
     workers = {name: _Worker(spec) for name, spec in factories.items()}
     try:
         order = [(name, worker) for name, worker in workers.items() if worker.available]
@@ -29,10 +49,11 @@ def isolated_medians(factories: dict[str, str], rounds: int = 11, number: int = 
             for name, worker in order[shift:] + order[:shift]:
                 time.sleep(pause)
                 samples[name].append(worker.seconds_per_call(number))
+        return {name: IsolatedRun(statistics.median(samples[name]), worker.first_value, worker.built_bytes,
+                                  worker.peak_bytes()) for name, worker in order}
     finally:
         for worker in workers.values():
             worker.close()
-    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 class _Worker:
@@ -42,7 +63,16 @@ class _Worker:
         self._log = tempfile.TemporaryFile(mode="w+")  # the frameworks' own logging, shown only on failure
         self._process = subprocess.Popen([sys.executable, "-m", "benchmarks.isolated", spec], text=True,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
-        self.available = self._answer(spec) == "ready"
+        ready = self._answer(spec).split()
+        self.available = ready[0] == "ready"
+        if self.available:
+            self.built_bytes, self.first_value = float(ready[1]), float(ready[2])
+
+    def peak_bytes(self) -> float:
+        """The worker's peak resident bytes since its first call."""
+        self._process.stdin.write("peak\n")
+        self._process.stdin.flush()
+        return float(self._answer("reading its peak memory"))
 
     def seconds_per_call(self, number: int) -> float:
         self._process.stdin.write(f"{number}\n")
@@ -62,16 +92,45 @@ class _Worker:
         return line
 
 
+def _resident_bytes(field: str) -> float:
+    """VmRSS (now) or VmHWM (the peak) of this process from /proc, in bytes; NaN where there is no /proc."""
+    try:
+        with open("/proc/self/status") as status:
+            return next(float(line.split()[1]) * 1024 for line in status if line.startswith(field + ":"))
+    except (OSError, StopIteration):
+        return math.nan
+
+
+def _reset_peak() -> None:
+    """Starts VmHWM again from the current resident size (Linux's clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+    except OSError:
+        pass
+
+
+def _number(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _serve(spec: str) -> None:
-    """The worker's side: build the contender, call it once, then time calls as asked on stdin."""
-    module, function = spec.split(":")
-    contender = getattr(importlib.import_module(module), function)()
+    """The worker's side: build the contender, call it once, then time calls (or report its peak) as asked on stdin."""
+    module, function, *arguments = spec.split(":")
+    contender = getattr(importlib.import_module(module), function)(*arguments)
     if contender is None:
         print("missing", flush=True)
         return
-    contender()
-    print("ready", flush=True)
+    first = _number(contender())
+    print(f"ready {_resident_bytes('VmRSS')} {first}", flush=True)
+    _reset_peak()
     for line in sys.stdin:
+        if line.strip() == "peak":
+            print(_resident_bytes("VmHWM"), flush=True)
+            continue
         number = int(line)
         start = time.perf_counter()
         for _ in range(number):

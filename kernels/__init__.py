@@ -2,10 +2,15 @@
 
 from tfnb.kernels import (  # noqa: F401  importing a module registers its kernels
     accumulators,
+    candidate_sampling,
     array,
+    check,
+    conditional_accumulators,
     contraction,
     conv,
     core,
+    dataset,
+    image,
     math,
     nn,
     normalization,
@@ -15,9 +20,11 @@ from tfnb.kernels import (  # noqa: F401  importing a module registers its kerne
     segment,
     selection,
     state,
+    strings,
     summary,
     tensor_array,
     training,
+    unique,
 )
 from tfnb.kernels.registry import KernelNode, StepContext, find_kernel, has_kernel, kernel, registered_kernels
 

@@ -530,9 +530,28 @@ def lin_space(node):
         if count <= 0:
             raise InvalidArgumentError(None, None, f"Requires num > 0: {count}")
         step = (stop - start) / (count - 1) if count > 1 else 0
-        # As TF computes it: start + i * step, with the last value exactly `stop`.
-        values = start + xp.arange(count, dtype=dtype) * step
-        values[-1:] = stop if count > 1 else start
-        return values.astype(dtype, copy=False)
+        values = (start + xp.arange(count, dtype=dtype) * step).astype(dtype, copy=False)
+        if count > 1:
+            values[-1] = stop  # as TF: the last value is `stop` itself, whatever the rounding of the steps
+        return values
+
+    return run
+
+
+@kernel("ReverseSequence")
+def reverse_sequence(node):
+    xp, seq_dim, batch_dim = node.xp, node.attrs["seq_dim"], node.attrs["batch_dim"]
+
+    def run(x, lengths):
+        steps = x.shape[seq_dim]
+        if lengths.size and (int(lengths.max()) > steps or int(lengths.min()) < 0):
+            raise InvalidArgumentError(None, None, f"seq_lens must be in [0, {steps}], got {lengths.tolist()}")
+        # Batch first, sequence second: each row b reads position length_b - 1 - t for t < length_b.
+        moved = xp.moveaxis(x, (batch_dim, seq_dim), (0, 1))
+        t = xp.arange(steps)
+        limits = lengths.astype(xp.int64)[:, None]
+        source = xp.where(t[None, :] < limits, limits - 1 - t[None, :], t[None, :])
+        source = source.reshape(source.shape + (1,) * (moved.ndim - 2))
+        return xp.moveaxis(xp.take_along_axis(moved, source, axis=1), (0, 1), (batch_dim, seq_dim))
 
     return run

@@ -2,8 +2,8 @@
 
 Where the array namespace's function already returns the inferred dtype, the kernel *is* that
 function (`simple_kernel("Pow", lambda xp: xp.power)`): no wrapper on the per-call path.
-Every kernel here returns arrays it has just allocated (ufuncs, reductions and products do), so
-each is registered `fresh_output` (kernels/registry.py).
+Every kernel here returns arrays it has just allocated (ufuncs, reductions and products do), or that
+only it holds (a float MatMul's reused output), so each is registered `fresh_output` (kernels/registry.py).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import operator
 import numpy as np
 
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.conv.scratch import Scratch
+from tfnb.kernels.products import matmul_into
 from tfnb.kernels.registry import kernel, simple_kernel
 
 # -- elementwise, bound directly ------------------------------------------------------------------
@@ -357,10 +359,30 @@ def cumprod(node):
 def mat_mul(node):
     xp = node.xp
     transpose_a, transpose_b = node.attrs["transpose_a"], node.attrs["transpose_b"]
+    if node.output_dtypes[0] in (np.float32, np.float64):
+        return _blas_mat_mul(xp, transpose_a, transpose_b, node.output_dtypes[0])
     if not transpose_a and not transpose_b:
         return xp.matmul
     # .T is a view: BLAS multiplies transposed operands without copying them.
     return lambda a, b: xp.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
+
+
+def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
+    """A float MatMul into an output reused from step to step (kernels/conv/scratch.py), in cache-sized
+    blocks and across the run's threads (kernels/products.py).
+
+    A fully connected layer's weight gradient is as large as its weights: fresh memory every step
+    would cost page faults comparable to the product itself.
+    """
+    scratch = Scratch(xp)
+
+    def run(a, b):
+        a, b = (a.T if transpose_a else a), (b.T if transpose_b else b)
+        if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or a.dtype != dtype or b.dtype != dtype:
+            return xp.matmul(a, b)  # raises NumPy's error for what the shape rules could not see
+        return matmul_into(xp, a, b, scratch.output((a.shape[0], b.shape[1]), dtype))
+
+    return run
 
 
 @kernel("BatchMatMulV2", fresh_output=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from tfnb.framework.errors import InvalidArgumentError
-from tfnb.kernels.intra_op import PARALLEL_WORK, parallel_parts
+from tfnb.kernels.conv.scratch import slices_in_turns
+from tfnb.kernels.intra_op import PARALLEL_WORK
 from tfnb.kernels.registry import kernel
 
 
@@ -65,8 +66,8 @@ def relu_grad(node):
 
 
 def _split(xp, fill_rows, out):
-    """fill_rows(rows) over out's first axis, split across the run's threads (kernels/intra_op.py); out."""
-    parallel_parts(fill_rows, out.shape[0], out.size if xp is np else 0)
+    """fill_rows(rows) over slices of out's first axis, taken in turns by the run's threads; out."""
+    slices_in_turns(fill_rows, out.shape[0], out.size if xp is np else 0)
     return out
 
 

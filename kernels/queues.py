@@ -29,8 +29,8 @@ _CREATION_LOCK = threading.Lock()
 
 
 def deadline_of(step) -> float | None:
-    """The monotonic time at which a blocked op of this step gives up (None: wait forever)."""
-    return time.monotonic() + step.timeout_in_ms / 1000 if step.timeout_in_ms > 0 else None
+    """The monotonic time at which a blocked op of this step gives up: the run's deadline (None: wait forever)."""
+    return step.deadline
 
 
 def _shape_text(dims) -> str:

@@ -403,3 +403,31 @@ def random_shuffle(node):
             return value
         return value[xp.asarray(rng.permutation(len(value)))]
     return run
+
+
+# -- whole files ----------------------------------------------------------------------------------------
+
+
+def _path(filename) -> str:
+    name = filename.item() if hasattr(filename, "item") else filename
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+@kernel("ReadFile")
+def read_file(node):
+    def run(filename):
+        path = _path(filename)
+        try:
+            with open(path, "rb") as file:
+                return np.array(file.read(), dtype=object)
+        except FileNotFoundError:
+            raise NotFoundError(None, None, f"{path}; No such file or directory") from None
+    return run
+
+
+@kernel("WriteFile")
+def write_file(node):
+    def run(filename, contents):
+        with open(_path(filename), "wb") as file:
+            file.write(bytes(contents.item() if hasattr(contents, "item") else contents))
+    return run

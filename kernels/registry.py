@@ -9,6 +9,7 @@ device-specific kernel is registered for one device type and overrides the gener
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ class KernelNode:
     device_type: str = "CPU"
     xp: Any = np
     resources: Any = None
+    functions: Any = None  # the session's FunctionLibrary, for kernels that call graph functions (tf.data's map)
 
 
 @dataclass
@@ -43,6 +45,11 @@ class StepContext:
     frame: Any = None
     trace: list = field(default_factory=list)
     rendezvous: Any = None
+    deadline: float | None = None  # time.monotonic() by which the run must end (RunOptions.timeout_in_ms)
+
+    def __post_init__(self) -> None:
+        if self.timeout_in_ms > 0 and self.deadline is None:
+            self.deadline = time.monotonic() + self.timeout_in_ms / 1000
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,11 @@ stores a private copy, and an update (assign_add, an optimizer's apply) writes i
 array only when nothing else holds a reference to it, else into a new array (copy-on-write,
 decided by the array's reference count). The plan drops each value after its last use, so in a
 training step the update is in place and allocates nothing.
+
+Reads and updates of one variable take its lock (an update for all its work, a read only to take
+its reference), so a read sees a value whole, before or after an update, never half-written: once
+a reader holds the array, an update finds it shared and writes a new one. TF's use_locking=False
+lets a read see an update in progress; tfnb never does.
 """
 
 from __future__ import annotations
@@ -22,17 +27,20 @@ from tfnb.kernels.registry import kernel
 
 @dataclass(frozen=True, slots=True)
 class ResourceHandle:
-    """What a VarHandleOp outputs: the variable's container and name, and that container's dict of values."""
+    """What a VarHandleOp outputs: the variable's container and name, that container's dict of values, and the
+    variable's lock (see the module docstring)."""
 
     container: str
     name: str
     values: dict = field(repr=False, compare=False)
+    lock: threading.RLock = field(repr=False, compare=False)
 
 
 @kernel("VarHandleOp")
 def var_handle(node):
     container = node.attrs["container"]
-    handle = ResourceHandle(container, node.attrs["shared_name"] or node.name, node.resources.container(container))
+    name, values = node.attrs["shared_name"] or node.name, node.resources.container(container)
+    handle = ResourceHandle(container, name, values, _variable_lock(values, name))
     return lambda: handle
 
 
@@ -43,7 +51,8 @@ def _uninitialized(handle: ResourceHandle) -> FailedPreconditionError:
 @kernel("ReadVariableOp")
 def read_variable(node):
     def read(handle):
-        value = handle.values.get(handle.name)
+        with handle.lock:
+            value = handle.values.get(handle.name)
         if value is None:
             raise _uninitialized(handle)
         return value
@@ -77,7 +86,9 @@ def assign_variable(node):
         if not fits(value.shape):
             raise InvalidArgumentError(None, None, f"Trying to assign variable {handle.name} with wrong shape. "
                                        f"Expected {shape_text} got {list(value.shape)}")
-        handle.values[handle.name] = stored = freeze(xp.array(value, copy=True))
+        stored = freeze(xp.array(value, copy=True))
+        with handle.lock:
+            handle.values[handle.name] = stored
         return stored
     return assign
 
@@ -94,23 +105,28 @@ def _sole_owner(array) -> bool:
 _LOCKS: dict[tuple[int, str], threading.RLock] = {}
 
 
-def variable_lock(handle: ResourceHandle) -> threading.RLock:
-    """The lock that serializes updates of one variable, so steps running at once lose no update."""
-    key = (id(handle.values), handle.name)
+def _variable_lock(values: dict, name: str) -> threading.RLock:
+    """The one lock of the variable `name` in the container `values`, whichever handle asks (made once per bind)."""
+    key = (id(values), name)
     lock = _LOCKS.get(key)
     if lock is None:
         lock = _LOCKS.setdefault(key, threading.RLock())
     return lock
 
 
+def variable_lock(handle: ResourceHandle) -> threading.RLock:
+    """The lock that serializes reads and updates of one variable, so steps running at once lose no update."""
+    return handle.lock
+
+
 def update_variable(handle: ResourceHandle, xp, compute_into: Callable) -> object:
     """Updates a variable with `compute_into(old, out)`, which writes the new value into `out`.
 
     `out` is the stored array itself when no one else references it (an in-place update), else a
-    new array that replaces it. Returns the stored new value. Updates of one variable hold its lock;
-    a read running at the same time may see an in-place update half done (TF's use_locking=False).
+    new array that replaces it. Returns the stored new value. The update holds the variable's lock,
+    so no read takes the array while it is half written.
     """
-    with variable_lock(handle):
+    with handle.lock:
         return _update(handle, xp, compute_into)
 
 

@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from tfnb.framework.errors import InvalidArgumentError, UnimplementedError
+from tfnb.kernels.host import to_host
 from tfnb.kernels.registry import kernel
 
 FLOW = np.float32(0.0)
@@ -226,7 +227,7 @@ def tensor_array_gather(node):
     def gather(array, indices, flow):
         with array.lock:
             array.check_dtype(dtype, "read")
-            values = [array.read(int(i), xp) for i in np.asarray(indices).ravel()]
+            values = [array.read(int(i), xp) for i in to_host(indices).ravel()]
             return _stacked(array, values, xp, element_shape)
     return gather
 
@@ -237,7 +238,7 @@ def tensor_array_scatter(node):
 
     def scatter(array, indices, value, flow):
         value = xp.asarray(value)
-        indices = np.asarray(indices).ravel()
+        indices = to_host(indices).ravel()
         with array.lock:
             array.check_dtype(dtype, "write")
             if value.ndim < 1:
@@ -281,7 +282,7 @@ def tensor_array_split(node):
 
     def split(array, value, lengths, flow):
         value = xp.asarray(value)
-        lengths = np.asarray(lengths).ravel()
+        lengths = to_host(lengths).ravel()
         with array.lock:
             array.check_dtype(dtype, "write")
             if value.ndim < 1:

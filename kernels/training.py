@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 import threading
 
+import numpy as np
+
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.intra_op import parallel_parts
 from tfnb.kernels.registry import kernel
 from tfnb.kernels.state import _uninitialized, update_variable
 
@@ -239,6 +242,29 @@ def _sparse(node, rule, temps: int = 1):
 # -- the kernels -------------------------------------------------------------------------------------
 
 
+# Elements per block of an in-place descent: a block's gradient stays in the cache between its two passes.
+_DESCENT_BLOCK = 1 << 16
+
+
+def _descend_in_blocks(xp, var, grad, alpha: float) -> None:
+    """var -= alpha * grad, scaling grad in place, block by block, blocks split across the run's threads."""
+    if xp is not np or not (var.flags.c_contiguous and grad.flags.c_contiguous):
+        grad *= alpha
+        var -= grad
+        return
+    flat_var, flat_grad = var.reshape(-1), grad.reshape(-1)
+    alpha = grad.dtype.type(alpha)
+
+    def blocks(part: slice) -> None:
+        for first in range(part.start * _DESCENT_BLOCK, min(part.stop * _DESCENT_BLOCK, flat_var.size),
+                           _DESCENT_BLOCK):
+            block = slice(first, first + _DESCENT_BLOCK)
+            flat_grad[block] *= alpha
+            flat_var[block] -= flat_grad[block]
+
+    parallel_parts(blocks, -(-flat_var.size // _DESCENT_BLOCK), flat_var.size)
+
+
 @kernel("ResourceApplyGradientDescent")
 def apply_gradient_descent(node):
     update = _dense(node, _gradient_descent)
@@ -249,8 +275,7 @@ def apply_gradient_descent(node):
     def inplace(var, alpha, grad):
         # The plan donated the gradient (nothing reads it afterwards): scale it where it lies.
         _check_dense((var,), grad)
-        grad *= float(alpha)
-        _writable((var,), node.xp, lambda array: array.__isub__(grad))
+        _writable((var,), node.xp, lambda array: _descend_in_blocks(node.xp, array, grad, float(alpha)))
 
     inplace.donates = 2
     run.inplace = inplace

@@ -19,7 +19,7 @@ SOURCES = {"tfnb": ROOT / "tfnb", "tfnb.kernels": ROOT / "kernels", "tfnb.visual
 
 # The layers each layer may import besides itself. "api" is the TF1 API: the modules at the top of tfnb/ and
 # the packages in API_PACKAGES. The visualizer reads tfnb through its public objects; nothing imports it.
-BELOW_API = {"framework", "kernels", "ops", "autodiff", "runtime", "io", "input", "client"}
+BELOW_API = {"framework", "kernels", "ops", "autodiff", "runtime", "io", "input", "client", "distributed"}
 MAY_IMPORT = {
     "framework": set(),
     "kernels": {"framework"},
@@ -29,6 +29,7 @@ MAY_IMPORT = {
     "io": {"framework", "ops"},
     "input": {"framework", "kernels", "ops", "io"},
     "client": {"runtime", "framework", "io"},
+    "distributed": {"runtime", "client", "framework", "io", "kernels"},
     "api": BELOW_API,
     "visualizer": BELOW_API | {"api"},
 }

@@ -65,4 +65,6 @@ from tfnb.ops.math_ops import (  # noqa: F401
                                truncatediv,
                                truncatemod,
 )
+from tfnb.ops.confusion_matrix import confusion_matrix  # noqa: F401,E402
+from tfnb.ops.nn_ops import in_top_k  # noqa: F401,E402
 from tfnb.ops.selection_ops import top_k  # noqa: F401,E402

@@ -1,4 +1,4 @@
-"""Notebook widgets for tfnb: the graph view, an execution replay and a per-device timeline."""
+"""Notebook widgets for tfnb: the graph view, an execution replay, a per-device timeline and a live dashboard."""
 
 from .dashboard import Dashboard
 from .graph_view import GraphView

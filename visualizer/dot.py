@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import graphviz
 
-GRAPH_ATTRS = {"rankdir": "TB", "nodesep": "0.25", "ranksep": "0.35", "fontname": "Helvetica",
+GRAPH_ATTRS = {"rankdir": "TB", "nodesep": "0.25", "ranksep": "0.25", "fontname": "Helvetica",
                "fontsize": "10", "bgcolor": "transparent"}
 NODE_ATTRS = {"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10",
               "height": "0.3", "margin": "0.08,0.04", "color": "#555555", "penwidth": "0.8"}
@@ -41,7 +41,8 @@ class DotNode:
 @dataclass
 class DotEdge:
     """An edge of the drawing; control edges are dotted, a loop's back edges dashed and left out of the ranking;
-    `tensors` counts the tensors it stands for (between groups, several)."""
+    `tensors` counts the tensors it stands for (between groups, several); a `minor` edge (into the gradient
+    graph, an optimizer or the initializers) is drawn lighter and may bend, so the model's own edges run straight."""
 
     source: str
     target: str
@@ -49,6 +50,7 @@ class DotEdge:
     control: bool = False
     back: bool = False
     tensors: int = 1
+    minor: bool = False
 
 
 def build_dot(nodes: list[DotNode], edges: list[DotEdge], rankdir: str = "TB", source: str | None = None,
@@ -79,6 +81,8 @@ def _edge_attrs(edge: DotEdge, bridge: bool) -> dict[str, str]:
         attrs.update({"constraint": "false", "style": "dashed", "color": BACK_EDGE_COLOUR, "class": "backedge"})
     if bridge:
         attrs.update({"arrowhead": "none", "class": "bridge"})  # the arrow is drawn one level up
+    if edge.minor:
+        attrs.update({"weight": "0", "class": f"{attrs.get('class', '')} minor".strip()})
     if edge.label:
         attrs["label"] = edge.label
     if edge.tensors > 1:

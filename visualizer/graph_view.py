@@ -2,12 +2,19 @@
 
 Name scopes are drawn as single nodes until expanded (click one; click its box to collapse it
 again); sibling scopes built alike (`layer_1` ... `layer_8`) first show as one node `layer_[1-8]`.
+A large graph opens as TensorBoard opens it: top-level scopes collapsed into boxes that show their
+op count, with one edge per pair of boxes labelled with the number of tensors it stands for; the
+gradient graph, the optimizer (with its slots) and the initializers each in a box of their own
+(visualizer/roles.py). Each expanded group is laid out on its own and nested
+(visualizer/nested_layout.py), so expanding one moves its neighbours aside without reordering them.
 Control flow is drawn as the paper describes it: a while loop's frame is a blue box (nested loops
 nest), a cond a sand-coloured box holding one box per branch, the primitives have shapes of their
 own (Switch a diamond, Merge a funnel, Enter and Exit house shapes pointing into and out of the
 frame, NextIteration an arrow), and NextIteration's back edge to its Merge is dashed.
 Overlays (a run's compute times, a replay frame, search hits) restyle nodes through the
-`node_styles` trait, so they never need a new layout.
+`node_styles` trait, so they never need a new layout. The front end pans (drag), zooms (wheel),
+fits the drawing to the cell, shows an overview with the visible window marked, and centres on
+the node named by the `focus` trait.
 """
 
 from __future__ import annotations
@@ -33,26 +40,30 @@ from tfnb.runtime.plan import Plan
 from tfnb.runtime.prune import prune
 from tfnb.runtime.tracing import NodeExecStats, RunMetadata
 
-from .dot import DotEdge, DotNode, build_dot, layout_svg, with_styles
+from .dot import DotEdge, DotNode, with_styles
 from .grouping import Grouping
+from .nested_layout import Level, NestedLayout, bridge_in, bridge_out
 
 _STATIC = pathlib.Path(__file__).parent / "static"
-# ColorBrewer's Set3: pale enough that black labels stay readable
+# ColorBrewer's Set3: pale enough that dark labels stay readable, on light and dark themes alike
 DEVICE_COLOURS = ("#8dd3c7", "#fdb462", "#bebada", "#fb8072", "#80b1d3", "#b3de69", "#fccde5", "#ffffb3",
                   "#bc80bd", "#ccebc5")
-UNPLACED_COLOUR = "#eeeeee"
+NO_DEVICE_COLOUR = "#eeeeee"
 MIXED_COLOUR = "#ffffff"
 FADED = {"opacity": "0.25"}
 SEARCH_HIT = {"stroke": "#e6194b", "stroke-width": "3"}
+CURRENT_HIT = {"stroke": "#e6194b", "stroke-width": "5"}
 SEARCH_EXPAND_LIMIT = 20
+ROLE_KINDS = frozenset({"gradients", "optimizer", "state", "initializers"})
 CONTROL_FLOW_SHAPES = {"Switch": "diamond", "Merge": "invtrapezium", "Enter": "invhouse", "Exit": "house",
                        "NextIteration": "cds", "LoopCond": "octagon"}
-GROUP_STYLES = {"frame": {"fillcolor": "#e6f0fa", "color": "#4a7fb0"},
-                "cond": {"fillcolor": "#f8f1e3", "color": "#b08a3e"},
-                "true": {"fillcolor": "#e8f5e3", "color": "#5a9a4a"},
-                "false": {"fillcolor": "#f9e8e8", "color": "#b05a5a"}}
+GROUP_STYLES = {"frame": {"fill": "#e6f0fa", "stroke": "#4a7fb0"},
+                "cond": {"fill": "#f8f1e3", "stroke": "#b08a3e"},
+                "true": {"fill": "#e8f5e3", "stroke": "#5a9a4a"},
+                "false": {"fill": "#f9e8e8", "stroke": "#b05a5a"}}
 GROUP_KINDS = {"scope": "name scope", "series": "series of scopes", "frame": "while loop frame", "cond": "cond",
-               "branch": "cond branch"}
+               "branch": "cond branch", "gradients": "gradient graph", "optimizer": "optimizer updates",
+               "state": "optimizer state (slots)", "initializers": "variable initializers"}
 
 
 @dataclass
@@ -97,7 +108,12 @@ def shape_text(tensor: Tensor) -> str:
 
 
 class Overlay:
-    """Restyles a view's nodes without a new layout; may add a legend and lines to the card."""
+    """Restyles a view's nodes without a new layout; may add a legend and lines to the card.
+
+    An overlay that `recolours` nodes replaces the device colours, and its legend the device legend.
+    """
+
+    recolours = False
 
     def styles(self, units: dict[str, list[Operation]]) -> dict[str, dict]:
         """Style (fill, opacity, stroke, stroke-width) per visible node id, given the ops each stands for."""
@@ -117,6 +133,8 @@ class RunOverlay(Overlay):
 
     A node in a loop runs once per iteration: its time is the sum over its runs.
     """
+
+    recolours = True
 
     def __init__(self, run_metadata: RunMetadata) -> None:
         self.runs: dict[str, list[NodeExecStats]] = {}
@@ -156,26 +174,31 @@ class RunOverlay(Overlay):
 
 
 def heat_colour(fraction: float) -> str:
-    """A colour from pale yellow (0) to dark red (1), linear in each channel."""
-    low, high = np.array([255, 245, 200]), np.array([189, 0, 38])
+    """A colour from pale yellow (0) to red (1), linear in each channel; dark labels stay readable on all of them."""
+    low, high = np.array([255, 245, 200]), np.array([240, 59, 32])
     red, green, blue = (low + (high - low) * min(max(fraction, 0.0), 1.0)).round().astype(int)
     return f"#{red:02x}{green:02x}{blue:02x}"
 
 
 class _SearchOverlay(Overlay):
-    def __init__(self, query: str) -> None:
-        self.query = query.lower()
+    """Search hits: every node holding a hit gets a red outline, the node holding the current one a thicker one."""
+
+    def __init__(self, hits: list[Operation], current: Operation | None) -> None:
+        self.hits, self.current = set(hits), current
 
     def styles(self, units: dict[str, list[Operation]]) -> dict[str, dict]:
-        return {unit: SEARCH_HIT for unit, ops in units.items() if any(self.query in op.name.lower() for op in ops)}
+        styles = {unit: SEARCH_HIT for unit, ops in units.items() if not self.hits.isdisjoint(ops)}
+        styles.update({unit: CURRENT_HIT for unit, ops in units.items() if self.current in ops})
+        return styles
 
 
 class GraphView(anywidget.AnyWidget):
     """A graph drawn as SVG: click a scope to expand it, a node to see its card; search; overlays.
 
     `source` is a Graph, a Session (the ops its latest run compiled, with assigned devices), a Plan,
-    or fetches (tensors, ops or names: the ops they need). Unlike TensorBoard, layout is done in
-    Python (Graphviz's dot), and the widget only shows and restyles the SVG.
+    or fetches (tensors, ops or names: the ops they need). Nodes are coloured by the device the plan
+    shown assigned them (a Session or a Plan) or else by the device requested for them. Unlike
+    TensorBoard, layout is done in Python (Graphviz's dot), and the widget only shows and restyles the SVG.
     """
 
     _esm = _STATIC / "graph_view.js"
@@ -186,6 +209,9 @@ class GraphView(anywidget.AnyWidget):
     hovered = traitlets.Unicode("").tag(sync=True)
     expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     query = traitlets.Unicode("").tag(sync=True)
+    match_count = traitlets.Int(0).tag(sync=True)
+    match_index = traitlets.Int(-1).tag(sync=True)
+    focus = traitlets.Dict().tag(sync=True)
     card = traitlets.Unicode("").tag(sync=True)
     legend = traitlets.Unicode("").tag(sync=True)
 
@@ -200,10 +226,13 @@ class GraphView(anywidget.AnyWidget):
         self._rankdir = rankdir
         self._units: dict[str, list[Operation]] = {}
         self._colours = self._device_colours()
-        self.dot = ""
+        self._hits: list[Operation] = []
+        self._focus_count = 0
+        self.drawing: NestedLayout | None = None
         self.expanded = sorted(self._grouping.default_expanded(collapse_above))
         self._ready = True
         self._relayout()
+        self.on_msg(self._on_message)
 
     # -- what is shown ----------------------------------------------------------------------------
 
@@ -222,13 +251,29 @@ class GraphView(anywidget.AnyWidget):
         """Visible node id -> names of the ops it stands for."""
         return {unit: [op.name for op in ops] for unit, ops in self._units.items()}
 
+    @property
+    def dot(self) -> str:
+        """The DOT text of every laid-out level (the whole graph first, then each expanded group)."""
+        return "\n".join(self.drawing.dots.values())
+
+    @property
+    def hits(self) -> list[str]:
+        """Names of the ops the search matches, in op order."""
+        return [op.name for op in self._hits]
+
     def unit_of(self, op_name: str) -> str:
         """The visible node that stands for an op (itself, or the collapsed scope or series holding it)."""
         return self._grouping.unit(self._by_name[op_name], set(self.expanded))[0]
 
+    def groups_around(self, unit: str) -> list[str]:
+        """The expanded groups a visible node is drawn in, outermost first."""
+        return list(self._grouping.unit(self._units[unit][0], set(self.expanded))[1])
+
     def device_of(self, op: Operation) -> str:
-        """The op's assigned device (from the plan when the view shows one), else its requested device."""
-        return self._source.placement.get(op) or op.assigned_device or op.device
+        """The device the plan shown assigned the op, or else the one requested for it ('' if none)."""
+        if self._source.placement:
+            return self._source.placement.get(op, "")
+        return op.device
 
     # -- interaction ------------------------------------------------------------------------------
 
@@ -246,6 +291,21 @@ class GraphView(anywidget.AnyWidget):
         missing = [g for g in self._grouping.chains[self._by_name[op_name]] if g not in self.expanded]
         if missing:
             self.expanded = [*self.expanded, *missing]
+
+    def follow(self, unit: str) -> None:
+        """Pans the view, if needed, so that the visible node `unit` is in sight (a replay follows its running node)."""
+        self._set_focus(unit, "keep")
+
+    def next_match(self, step: int = 1) -> None:
+        """Goes to the next search hit (`step=-1`: the previous one): shows it as its own node, selects it, centres it.
+
+        The search box's Enter (Shift+Enter) and its arrow buttons call this."""
+        if not self._hits:
+            return
+        if self.match_index < 0:
+            self.match_index = 0 if step > 0 else len(self._hits) - 1
+        else:
+            self.match_index = (self.match_index + step) % len(self._hits)
 
     def set_overlay(self, name: str, overlay: Overlay) -> None:
         """Adds or replaces a named overlay; the overlay set last wins where styles overlap."""
@@ -270,6 +330,10 @@ class GraphView(anywidget.AnyWidget):
         """Writes `to_svg()` to a file."""
         pathlib.Path(path).write_text(self.to_svg())
 
+    def _on_message(self, _widget, content: dict, _buffers) -> None:
+        if "next_match" in content:
+            self.next_match(int(content["next_match"]))
+
     @traitlets.observe("expanded")
     def _on_expanded(self, change) -> None:
         if self._ready:
@@ -283,27 +347,73 @@ class GraphView(anywidget.AnyWidget):
 
     @traitlets.observe("query")
     def _on_query(self, change) -> None:
-        query = change["new"].strip()
-        if not query:
+        """Each keystroke: the hits are outlined where they are drawn (inside collapsed groups too); a few
+        hits are revealed; the view pans to the first one. Enter (`match_index`) goes through them."""
+        query = change["new"].strip().lower()
+        self._hits = [op for op in self._source.ops if query and query in self._search_text(op)]
+        self.match_count = len(self._hits)
+        self.match_index = -1
+        if not self._hits:
             self.clear_overlay("search")
             return
-        hits = [op.name for op in self._source.ops if query.lower() in op.name.lower()]
-        self._overlays["search"] = _SearchOverlay(query)
-        groups = {g for name in hits[:SEARCH_EXPAND_LIMIT + 1] for g in self._grouping.chains[self._by_name[name]]}
-        if len(hits) <= SEARCH_EXPAND_LIMIT and not groups <= set(self.expanded):
+        self._overlays["search"] = _SearchOverlay(self._hits, None)
+        groups = {g for op in self._hits[:SEARCH_EXPAND_LIMIT + 1] for g in self._grouping.chains[op]}
+        if len(self._hits) <= SEARCH_EXPAND_LIMIT and not groups <= set(self.expanded):
             self.expanded = sorted(set(self.expanded) | groups)
         else:
             self._restyle()
+        self._set_focus(self.unit_of(self._hits[0].name), "keep")
+
+    @traitlets.observe("match_index")
+    def _on_match_index(self, change) -> None:
+        if not 0 <= change["new"] < len(self._hits):
+            return
+        current = self._hits[change["new"]]
+        self._overlays["search"] = _SearchOverlay(self._hits, current)
+        self.selected = current.name  # reveals it and shows its card
+        self._restyle()
+        self._set_focus(current.name, "centre")
+
+    def _search_text(self, op: Operation) -> str:
+        device = self.device_of(op)
+        return f"{op.name}\n{op.type}\n{device}\n{short_device(device)}".lower()
+
+    def _set_focus(self, unit: str, mode: str) -> None:
+        self._focus_count += 1
+        self.focus = {"id": unit, "mode": mode, "count": self._focus_count}
 
     # -- drawing ----------------------------------------------------------------------------------
 
     def _relayout(self) -> None:
         expanded = set(self.expanded)
         self._units = self._grouping.units(expanded)
-        nodes = [self._dot_node(unit, ops, expanded) for unit, ops in self._units.items()]
-        self.dot = build_dot(nodes, self._dot_edges(expanded), self._cluster_attrs(expanded), self._rankdir)
-        self.svg = layout_svg(self.dot)
+        self.drawing = NestedLayout(self._levels(expanded), self._rankdir)
+        self.svg = self.drawing.svg
         self._restyle()
+
+    def _levels(self, expanded: set[str]) -> dict[str, Level]:
+        """Each expanded group that is drawn (and the whole graph, ''): its nodes, inner groups and edges."""
+        levels = {"": Level("")}
+        for unit, ops in self._units.items():
+            around = self._grouping.unit(ops[0], expanded)[1]
+            for depth, group in enumerate(around):
+                if group not in levels:
+                    levels[group] = self._level(group)
+                    parent = levels[around[depth - 1] if depth else ""]
+                    parent.groups.append(group)
+                    # where the group would be as a collapsed node: dot's ordering depends on the order of declarations
+                    parent.nodes.append(DotNode(group, ""))
+            levels[around[-1] if around else ""].nodes.append(self._dot_node(unit, ops))
+        for level_id, edge in self._dot_edges(expanded):
+            levels[level_id].edges.append(edge)
+        return levels
+
+    def _level(self, group: str) -> Level:
+        kind = self._grouping.kind(group)
+        label = self._grouping.label(group)
+        style = GROUP_STYLES.get(label if kind == "branch" else kind, {})
+        css_class = f"group {kind} {label}" if kind == "branch" else f"group {kind}"
+        return Level(group, label=label, css_class=css_class, **style)
 
     def _restyle(self) -> None:
         styles: dict[str, dict] = {}
@@ -311,18 +421,19 @@ class GraphView(anywidget.AnyWidget):
             for unit, style in overlay.styles(self._units).items():
                 styles[unit] = {**styles.get(unit, {}), **style}
         self.node_styles = styles
-        self.legend = self._device_legend() + "".join(o.legend() for o in self._overlays.values())
+        recoloured = any(overlay.recolours for overlay in self._overlays.values())
+        legends = "".join(overlay.legend() for overlay in self._overlays.values())
+        self.legend = legends if recoloured else self._device_legend() + legends
         self._update_card()
 
-    def _dot_node(self, unit: str, ops: list[Operation], expanded: set[str]) -> DotNode:
-        clusters = self._grouping.unit(ops[0], expanded)[1]
+    def _dot_node(self, unit: str, ops: list[Operation]) -> DotNode:
         if unit in self._grouping.members:
             kind = self._grouping.kind(unit)
-            size = f"{len(ops)} ops"
+            size = f"{len(ops)} op" + "s" * (len(ops) > 1)
             if kind == "series":
                 copies = len(self._grouping.children(unit))
                 size = f"{copies} × {len(ops) // copies} ops"
-            return DotNode(unit, f"{self._grouping.label(unit)}\\n{size}", clusters,
+            return DotNode(unit, f"{self._grouping.label(unit)}\\n{size}",
                            {"shape": "box3d", "style": "filled", "fillcolor": self._fill(ops),
                             "class": f"group {kind}"})
         op = ops[0]
@@ -333,60 +444,86 @@ class GraphView(anywidget.AnyWidget):
             # rounded corners would turn these outlines into boxes again
             attrs.update({"shape": CONTROL_FLOW_SHAPES[op.type], "style": "filled", "margin": "0.02",
                           "class": "op control-flow"})
-        return DotNode(unit, label, clusters, attrs)
+        return DotNode(unit, label, attrs)
 
-    def _dot_edges(self, expanded: set[str]) -> list[DotEdge]:
-        data: dict[tuple[str, str], dict[Tensor, None]] = {}
-        control: dict[tuple[str, str], None] = {}
-        back: set[tuple[str, str]] = set()
+    def _dot_edges(self, expanded: set[str]) -> list[tuple[str, DotEdge]]:
+        """(level, edge) pairs: each edge between two visible nodes is drawn at the innermost level holding both
+        (between the boxes there that hold them), and inside each box it leaves or enters, to or from a bridge."""
+        data: dict[tuple[str, str, str], dict[Tensor, None]] = {}
+        control: dict[tuple[str, str, str], None] = {}
+        back: set[tuple[str, str, str]] = set()
         shown = set(self._by_name.values())
         for op in self._source.ops:
-            target = self._grouping.unit(op, expanded)[0]
             for tensor in op.inputs:
                 tensor = self._source.resolve(tensor)
-                source = self._grouping.unit(tensor.op, expanded)[0] if tensor.op in shown else None
-                if source is not None and source != target:
-                    data.setdefault((source, target), {})[tensor] = None
-                    if is_loop_back_edge(op, tensor):
-                        back.add((source, target))
+                if tensor.op in shown:
+                    for key in self._edge_pieces(tensor.op, op, expanded):
+                        data.setdefault(key, {})[tensor] = None
+                        if is_loop_back_edge(op, tensor):
+                            back.add(key)
             for dep in op.control_inputs:
-                source = self._grouping.unit(dep, expanded)[0] if dep in shown else None
-                if source is not None and source != target:
-                    control[(source, target)] = None
-        edges = [DotEdge(s, t, shape_text(next(iter(ts))) if len(ts) == 1 else f"{len(ts)} tensors",
-                         back=(s, t) in back) for (s, t), ts in data.items()]
-        return edges + [DotEdge(s, t, control=True) for s, t in control if (s, t) not in data]
+                if dep in shown:
+                    control.update(dict.fromkeys(self._edge_pieces(dep, op, expanded)))
+        edges = [(level, DotEdge(s, t, _edge_label(tensors, s, t), back=(level, s, t) in back, tensors=len(tensors),
+                                 minor=self._is_role(t)))
+                 for (level, s, t), tensors in data.items()]
+        return edges + [(level, DotEdge(s, t, control=True, minor=self._is_role(t)))
+                        for level, s, t in control if (level, s, t) not in data]
 
-    def _cluster_attrs(self, expanded: set[str]) -> dict[str, dict[str, str]]:
-        attrs = {}
-        for group in expanded & self._grouping.members.keys():
-            kind = self._grouping.kind(group)
-            label = self._grouping.label(group)
-            attrs[group] = {"label": label, "class": f"group {kind}",
-                            **GROUP_STYLES.get(label if kind == "branch" else kind, {})}
-        return attrs
+    def _is_role(self, unit: str) -> bool:
+        """Whether a node is the gradient graph, an optimizer or the initializers (edges into it are minor)."""
+        return unit in self._grouping.kinds and self._grouping.kind(unit) in ROLE_KINDS
+
+    def _edge_pieces(self, source: Operation, target: Operation, expanded: set[str]) -> list[tuple[str, str, str]]:
+        """(level, from, to) for each piece an edge from `source` to `target` is drawn in (none inside one node)."""
+        source_unit, source_around = self._grouping.unit(source, expanded)
+        target_unit, target_around = self._grouping.unit(target, expanded)
+        if source_unit == target_unit:
+            return []
+        common = 0
+        while (common < min(len(source_around), len(target_around))
+               and source_around[common] == target_around[common]):
+            common += 1
+        source_path, target_path = (*source_around, source_unit), (*target_around, target_unit)
+        pieces = [(source_around[common - 1] if common else "", source_path[common], target_path[common])]
+        pieces += [(group, source_path[depth + 1], bridge_out(group))
+                   for depth, group in enumerate(source_around) if depth >= common]
+        pieces += [(group, bridge_in(group), target_path[depth + 1])
+                   for depth, group in enumerate(target_around) if depth >= common]
+        return pieces
 
     def _device_colours(self) -> dict[str, str]:
-        devices = sorted({self.device_of(op) for op in self._source.ops} - {""})
+        devices = sorted({_device_key(self.device_of(op)) for op in self._source.ops} - {""})
         return {device: DEVICE_COLOURS[i % len(DEVICE_COLOURS)] for i, device in enumerate(devices)}
 
     def _fill(self, ops: list[Operation]) -> str:
-        devices = {self.device_of(op) for op in ops}
+        devices = {_device_key(self.device_of(op)) for op in ops}
         if len(devices) > 1:
             return MIXED_COLOUR
-        return self._colours.get(devices.pop(), UNPLACED_COLOUR)
+        return self._colours.get(devices.pop(), NO_DEVICE_COLOUR)
 
     def _device_legend(self) -> str:
-        assigned = any(op.assigned_device or op in self._source.placement for op in self._source.ops)
-        entries = [(short_device(d), d, c) for d, c in self._colours.items()]
-        if any(not self.device_of(op) for op in self._source.ops):
-            entries.append(("unplaced", "no device requested or assigned", UNPLACED_COLOUR))
-        if any(self._fill(ops) == MIXED_COLOUR for ops in self._units.values()):
+        """One entry per colour the visible nodes have, named as their cards name devices."""
+        fills = {self._fill(ops) for ops in self._units.values()}
+        entries = [(device, device, colour) for device, colour in self._colours.items() if colour in fills]
+        if NO_DEVICE_COLOUR in fills:
+            entries.append((self._no_device_text(), "", NO_DEVICE_COLOUR))
+        if MIXED_COLOUR in fills:
             entries.append(("several", "a collapsed group whose ops are on several devices", MIXED_COLOUR))
-        items = "".join(f'<span class="tfnb-swatch" style="background:{c}" title="{html.escape(full)}"></span>'
-                        f'{html.escape(label)} ' for label, full, c in entries)
-        kind = "assigned device" if assigned else "requested device"
-        return f'<div class="tfnb-legend-devices">{kind}: {items}</div>'
+        items = "".join(f'<span class="tfnb-legend-item" title="{html.escape(full)}">{_swatch(colour)}'
+                        f'{html.escape(label)}</span>' for label, full, colour in entries)
+        return f'<div class="tfnb-legend-devices">{self._device_kind()}: {items}</div>'
+
+    def _device_kind(self) -> str:
+        return "assigned device" if self._source.placement else "requested device"
+
+    def _no_device_text(self) -> str:
+        return "not in the plan" if self._source.placement else "no device requested"
+
+    def _device_text(self, op: Operation) -> str:
+        """An op's device as the legend names it, after a swatch of its colour."""
+        device = _device_key(self.device_of(op))
+        return f"{_swatch(self._colours.get(device, NO_DEVICE_COLOUR))}{html.escape(device or self._no_device_text())}"
 
     # -- the card ---------------------------------------------------------------------------------
 
@@ -401,9 +538,10 @@ class GraphView(anywidget.AnyWidget):
 
     def _group_card(self, group: str, ops: list[Operation]) -> str:
         types = ", ".join(f"{t} ×{n}" for t, n in Counter(op.type for op in ops).most_common(8))
-        devices = ", ".join(f"{short_device(d) or 'unplaced'} ×{n}"
-                            for d, n in Counter(self.device_of(op) for op in ops).most_common())
-        rows = [("ops", str(len(ops))), ("types", types), ("devices", devices)]
+        devices = Counter(_device_key(self.device_of(op)) for op in ops).most_common()
+        device_html = ", ".join(f"{_swatch(self._colours.get(d, NO_DEVICE_COLOUR))}"
+                                f"{html.escape(d or self._no_device_text())} ×{n}" for d, n in devices)
+        rows = [("ops", html.escape(str(len(ops)))), ("types", html.escape(types)), (self._device_kind(), device_html)]
         overlays = "".join(o.card(ops) for o in self._overlays.values())
         return _card(group, GROUP_KINDS[self._grouping.kind(group)], rows) + overlays
 
@@ -411,16 +549,36 @@ class GraphView(anywidget.AnyWidget):
         rows = [("inputs", _tensor_list(op.inputs)), ("outputs", _tensor_list(op.outputs))]
         if op.control_inputs:
             rows.append(("control inputs", ", ".join(c.name for c in op.control_inputs)))
-        rows += [("requested device", op.device or "(none)"),
-                 ("assigned device", self._source.placement.get(op) or op.assigned_device or "(not placed)"),
-                 ("created at", op.creation_site)]
-        rows += [(f"attr {k}", _short(v)) for k, v in op.attrs.items()]
-        rows += _placement_rows(op.placement_reasons)
+        rows = [(key, html.escape(value)) for key, value in rows]
+        rows.append((self._device_kind(), self._device_text(op)))
+        if self._source.placement:
+            rows.append(("requested device", html.escape(op.device or "(none)")))
+        rows.append(("created at", html.escape(op.creation_site)))
+        rows += [(f"attr {k}", html.escape(_short(v))) for k, v in op.attrs.items()]
+        if self._source.placement and op.assigned_device == self._source.placement.get(op):
+            # the placer keeps its reasons on the op: they are this plan's only if it placed the op here
+            rows += [(key, html.escape(value)) for key, value in _placement_rows(op.placement_reasons)]
         return _card(op.name, op.type, rows) + "".join(o.card([op]) for o in self._overlays.values())
 
 
+def _device_key(device: str) -> str:
+    """The name legends and cards give a device: 'CPU:0' whether it was written '/cpu:0' or in full."""
+    return short_device(device) if device else ""
+
+
+def _swatch(colour: str) -> str:
+    return f'<span class="tfnb-swatch" style="background:{colour}"></span>'
+
+
+def _edge_label(tensors: dict[Tensor, None], source: str, target: str) -> str:
+    if source.endswith(("#in", "#out")) or target.endswith(("#in", "#out")):
+        return ""  # the edge between the boxes, one level up, is labelled
+    return shape_text(next(iter(tensors))) if len(tensors) == 1 else f"{len(tensors)} tensors"
+
+
 def _card(title: str, kind: str, rows: list[tuple[str, str]]) -> str:
-    body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
+    """A card's HTML; the row values are HTML already."""
+    body = "".join(f"<tr><th>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in rows)
     return f'<div class="tfnb-card-title"><b>{html.escape(title)}</b> <i>{html.escape(kind)}</i></div><table>{body}</table>'
 
 

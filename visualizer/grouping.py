@@ -167,7 +167,8 @@ class Grouping:
         """Groups a view opens with. A graph of at most `limit` ops opens whole (series stay collapsed); a larger
         one opens with its top-level groups collapsed, as TensorBoard does, unless so few show that
         opening some still shows at most FOLDED_VISIBLE nodes (a model inside one scope)."""
-        if len(self.chains) > limit:
+        large = len(self.chains) > limit
+        if large:
             limit = min(limit, FOLDED_VISIBLE)
         expanded: set[str] = set()
         visible = len(self.units(expanded))
@@ -177,7 +178,8 @@ class Grouping:
             if self.kinds[group] == "series":
                 continue
             children = self.children(group)
-            if visible + len(children) - 1 <= limit:
+            # in a large graph, a box around a single node would only add height
+            if (len(children) > 1 or not large) and visible + len(children) - 1 <= limit:
                 expanded.add(group)
                 visible += len(children) - 1
                 queue.extend(child for child in children if child in self.members)

@@ -36,9 +36,9 @@ def _tag(name: str) -> str:
 
 @dataclass
 class Level:
-    """One expanded group as it is laid out: the nodes directly inside it, its expanded child groups (drawn
-    as boxes holding their own level), and the edges between them, to `bridge_in(id)` from outside, and
-    from them to `bridge_out(id)`."""
+    """One expanded group as it is laid out: the nodes directly inside it, in the order dot gets them (an
+    expanded child group among them, as a node with its id, drawn as a box holding its own level), and the
+    edges between them, to `bridge_in(id)` from outside, and from them to `bridge_out(id)`."""
 
     id: str
     nodes: list[DotNode] = field(default_factory=list)
@@ -85,10 +85,10 @@ class NestedLayout:
     def _draw(self, level_id: str) -> Drawing:
         level = self.levels[level_id]
         inner = {group: self._draw(group) for group in level.groups}
-        boxes = [DotNode(group, "", attrs=_box_attrs(drawing)) for group, drawing in inner.items()]
+        nodes = [DotNode(node.id, "", _box_attrs(inner[node.id])) if node.id in inner else node for node in level.nodes]
         bridges = {bridge_in(level_id), bridge_out(level_id)} if level_id else set()
         used = {end for edge in level.edges for end in (edge.source, edge.target)}
-        dot = build_dot(level.nodes + boxes, level.edges, self.rankdir,
+        dot = build_dot(nodes, level.edges, self.rankdir,
                         source=bridge_in(level_id) if bridge_in(level_id) in used & bridges else None,
                         sink=bridge_out(level_id) if bridge_out(level_id) in used & bridges else None)
         self.dots[level_id] = dot

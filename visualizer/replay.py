@@ -9,12 +9,16 @@ it is a node in one iteration of its frame, tagged like `while:2` (nested loops:
 `while:1/while/while:0`); a node with a dead input runs dead: it only passes "dead" on (drawn grey), as
 the untaken side of a Switch does. Root-frame instances count from the start of the step, loop
 instances from the arrival of their first input, as the executor creates them.
+
+The step slider spans the cell; a loop's run also gets one slider per frame, which jumps to the
+first step of an iteration (and follows the step as it moves); Play's speed is set in steps per
+second. The graph view pans to keep the running node in sight.
 """
 
 from __future__ import annotations
 
 import html
-import re
+import math
 from bisect import bisect_left
 from dataclasses import dataclass
 
@@ -22,7 +26,7 @@ import ipywidgets
 import traitlets
 
 from tfnb.framework.operation import Operation
-from tfnb.runtime.tracing import RunMetadata
+from tfnb.runtime.tracing import RunMetadata, frame_path
 
 from .graph_view import FADED, GraphView, Overlay
 
@@ -35,7 +39,7 @@ DEAD = {"fill": "#bdbdbd", "opacity": "0.7"}
 RUNNING_DEAD = {"fill": "#bdbdbd", "stroke": "#d62728", "stroke-width": "3"}
 DEAD_TEXT = "color:#999"
 PANEL_ITEMS = 12
-_FRAME_PART = re.compile(r"(.+?):(\d+)(?:/|$)")
+SPEED_RANGE = (0.5, 50.0)   # steps per second
 
 
 @dataclass(frozen=True)
@@ -51,11 +55,6 @@ class Instance:
     def label(self) -> str:
         """'name' outside loops, 'name [while:2]' inside one."""
         return f"{self.name} [{self.frame}]" if self.frame else self.name
-
-
-def frame_path(tag: str) -> list[tuple[str, int]]:
-    """'while:1/while/while:0' -> [('while', 1), ('while/while', 0)]: frame names may hold '/' themselves."""
-    return [(name, int(iteration)) for name, iteration in _FRAME_PART.findall(tag)]
 
 
 def frame_tag(path: list[tuple[str, int]]) -> str:
@@ -95,16 +94,81 @@ class ExecutionReplay(ipywidgets.VBox):
         for k, instance in enumerate(self.instances):
             if instance.op is not None:
                 self._positions.setdefault(instance.op, []).append(k)
+        self._paths = [frame_path(instance.frame) for instance in self.instances]
         self._cached: tuple[int, _State] | None = None
+        self._following_step = False
         self.play = ipywidgets.Play(value=0, min=0, max=len(self.instances), interval=interval_ms,
                                     description="play")
-        self.slider = ipywidgets.IntSlider(value=0, min=0, max=len(self.instances), description="step")
+        self.slider = ipywidgets.IntSlider(value=0, min=0, max=len(self.instances), description="step",
+                                           layout=ipywidgets.Layout(flex="1 1 auto", min_width="300px"))
         ipywidgets.jslink((self.play, "value"), (self.slider, "value"))
+        self.speed = ipywidgets.FloatLogSlider(value=1000 / interval_ms, base=10, min=math.log10(SPEED_RANGE[0]),
+                                               max=math.log10(SPEED_RANGE[1]), description="steps/s",
+                                               readout_format=".3g", layout=ipywidgets.Layout(width="260px"))
+        self.speed.observe(self._on_speed, "value")
+        self.iteration_sliders = self._iteration_sliders()
         self.panel = ipywidgets.HTML()
-        super().__init__([ipywidgets.HBox([self.play, self.slider]), self.panel, self.view], **kwargs)
+        controls = ipywidgets.HBox([self.play, self.slider, self.speed], layout=ipywidgets.Layout(width="100%"))
+        super().__init__([controls, *self._iteration_rows(), self.panel, self.view], **kwargs)
         traitlets.link((self.slider, "value"), (self, "step"))
         self._overlay = _ReplayOverlay(self)
         self._show()
+
+    # -- loops: one slider per frame, in iterations ------------------------------------------------
+
+    def _iteration_sliders(self) -> dict[str, ipywidgets.IntSlider]:
+        """Frame name -> a slider over the iterations that ran, outer frames first."""
+        last: dict[str, int] = {}
+        for path in self._paths:
+            for name, iteration in path:
+                last[name] = max(last.get(name, 0), iteration)
+        sliders = {}
+        for name, highest in last.items():
+            slider = ipywidgets.IntSlider(value=0, min=0, max=highest, description=f"{name} iteration",
+                                          style={"description_width": "initial"},
+                                          layout=ipywidgets.Layout(flex="1 1 auto"))
+            slider.observe(lambda change, frame=name: self._on_iteration(frame, change["new"]), "value")
+            sliders[name] = slider
+        return sliders
+
+    def _iteration_rows(self) -> list[ipywidgets.HBox]:
+        return [ipywidgets.HBox([slider], layout=ipywidgets.Layout(width="100%"))
+                for slider in self.iteration_sliders.values()]
+
+    def first_step_of(self, frame: str, iteration: int) -> int | None:
+        """The first step that runs an instance in `iteration` of `frame`; for a nested frame, in the iterations of
+        the outer frames the step now shows, if it has one there."""
+        outer = []
+        for name, current in self._current_path():
+            if name == frame:
+                break
+            outer.append((name, current))
+        steps = [k for k, path in enumerate(self._paths) if (frame, iteration) in path]
+        within = [k for k in steps if self._paths[k][:len(outer)] == outer]
+        return (within or steps or [None])[0]
+
+    def _current_path(self) -> list[tuple[str, int]]:
+        """The running instance's frames and iterations, outermost first ([] outside loops and once finished)."""
+        return self._paths[self.step] if self.step < len(self._paths) else []
+
+    def _on_iteration(self, frame: str, iteration: int) -> None:
+        if self._following_step:
+            return
+        step = self.first_step_of(frame, iteration)
+        if step is not None:
+            self.step = step
+
+    def _on_speed(self, change: dict) -> None:
+        self.play.interval = max(1, round(1000 / change["new"]))
+
+    def _follow_step_in_sliders(self) -> None:
+        """Shows the running instance's iteration of each frame around it."""
+        self._following_step = True
+        try:
+            for name, iteration in self._current_path():
+                self.iteration_sliders[name].value = iteration
+        finally:
+            self._following_step = False
 
     # -- the executor's state at this step, from its record ---------------------------------------
 
@@ -237,6 +301,9 @@ class ExecutionReplay(ipywidgets.VBox):
     def _show(self) -> None:
         self.view.set_overlay("replay", self._overlay)
         self.panel.value = self.panel_html()
+        self._follow_step_in_sliders()
+        if self.current is not None and self.current.op is not None:
+            self.view.follow(self.view.unit_of(self.current.op.name))
 
     def panel_html(self) -> str:
         """'step k: running X; ready queue: [...]; counts: {...}', then instances finished per iteration, as HTML."""
@@ -248,8 +315,8 @@ class ExecutionReplay(ipywidgets.VBox):
         running = f"<code>{'(finished)' if self.current is None else self._label_html(self.step)}</code>"
         if self.current is not None and self.current.dead:
             running += " (dead: passes dead on without running its kernel)"
-        lines = [f"<div><b>step {self.step}/{len(self.instances)}</b>: running {running}; "
-                 f"ready queue: [{queue}]; counts: {{{html.escape(counts + more)}}}</div>"]
+        lines = [(f"<div><b>step {self.step}/{len(self.instances)}</b>: running {running}; "
+                  f"ready queue: [{queue}]; counts: {{{html.escape(counts + more)}}}</div>")]
         iterations = list(self.per_iteration.items())[-PANEL_ITEMS:]
         if iterations:
             done = ", ".join(f"{html.escape(tag)}: {ran}" + (f' (<span style="{DEAD_TEXT}">{dead} dead</span>)'
@@ -264,6 +331,8 @@ class ExecutionReplay(ipywidgets.VBox):
 
 class _ReplayOverlay(Overlay):
     """The replay's frame on the graph view: done, dead, running, ready and waiting nodes."""
+
+    recolours = True
 
     def __init__(self, replay: ExecutionReplay) -> None:
         self.replay = replay

@@ -11,7 +11,8 @@ A 2-D convolution has three directions: forward (Conv2D), the gradient with resp
   and paddings only change which canvas positions the matrices visit.
 - "rows": for few input channels: the kw*C columns of every canvas row's windows, copied once, then
   one product per window row over views of them (kh times less copying than im2col); stride 1 in height.
-- "winograd": F(2x2, 3x3), for 3x3 filters at stride 1 without dilation.
+- "winograd", "winograd 4x4", "winograd 5x5": F(2x2, 3x3), F(4x4, 3x3) and F(2x2, 5x5), for those filters
+  at stride 1 without dilation: fewer multiplications than any direct product.
 
 The first time a direction meets a (shapes, strides, dilations, paddings, dtype) key, every
 algorithm that claims it runs and is timed; the fastest is kept for that key, process-wide.

@@ -12,22 +12,25 @@ from tfnb.framework.common_shapes import Geometry
 from tfnb.kernels.conv.fft import fft_backprop_filter, fft_backprop_input, fft_forward
 from tfnb.kernels.conv.gemm import gemm_backprop_filter, gemm_forward, via_forward
 from tfnb.kernels.conv.rows import rows_backprop_filter, rows_claims, rows_forward
-from tfnb.kernels.conv.scratch import Scratch
-from tfnb.kernels.conv.winograd import winograd_claims, winograd_forward
+from tfnb.kernels.conv.scratch import Scratch, release_unused
+from tfnb.kernels.conv.winograd import WINOGRAD_3X3, WINOGRAD_4X4_3X3, WINOGRAD_5X5
 
 
 def _always(geo: Geometry) -> bool:
     return True
 
 
+_WINOGRADS = {"winograd": WINOGRAD_3X3, "winograd 4x4": WINOGRAD_4X4_3X3, "winograd 5x5": WINOGRAD_5X5}
+
 ALGORITHMS = {
     "forward": {"gemm": (_always, gemm_forward), "fft": (_always, fft_forward), "rows": (rows_claims, rows_forward),
-                "winograd": (winograd_claims, winograd_forward)},
+                **{name: (w.claims, w.forward) for name, w in _WINOGRADS.items()}},
     "backprop_input": {"gemm": (_always, via_forward(gemm_forward)), "fft": (_always, fft_backprop_input),
                        "rows": (_always, via_forward(rows_forward)),  # the spread input has stride 1
-                       "winograd": (winograd_claims, via_forward(winograd_forward))},
+                       **{name: (w.claims, via_forward(w.forward)) for name, w in _WINOGRADS.items()}},
     "backprop_filter": {"gemm": (_always, gemm_backprop_filter), "fft": (_always, fft_backprop_filter),
-                        "rows": (rows_claims, rows_backprop_filter)},
+                        "rows": (rows_claims, rows_backprop_filter),
+                        **{name: (w.claims, w.backprop_filter) for name, w in _WINOGRADS.items()}},
 }
 """direction -> algorithm name -> (claims(geometry) -> bool, fn(scratch, a, b, geometry) -> result)."""
 
@@ -94,5 +97,6 @@ def run_convolution(scratch: Scratch, direction: str, a, b, geo: Geometry, epilo
     candidates = {n: fn for n, (claims, fn) in ALGORITHMS[direction].items() if claims(geo)}
     name, result = _measure(scratch, candidates, args)
     _CHOSEN[key] = name
+    release_unused()  # the other candidates' arrays
     return result
 

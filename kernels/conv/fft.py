@@ -16,7 +16,7 @@ import functools
 import numpy as np
 
 from tfnb.framework.common_shapes import Geometry
-from tfnb.kernels.conv.scratch import Scratch, per_chunk
+from tfnb.kernels.conv.scratch import Scratch, each_chunk, per_chunk
 
 
 def _inside(positions: np.ndarray, extent: int) -> np.ndarray:
@@ -130,30 +130,28 @@ def _spectrum_bytes(geo: Geometry, channels: int, itemsize: int) -> int:
 def fft_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
     """Conv2D as spectrum(x) times the conjugate spectrum of w, back at the strided output positions."""
     ws = _spectrum(scratch, "w", w, geo, "tap")
-    out = scratch.output("out", (x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
+    out = scratch.output((x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
 
-    def chunks(selection):
-        for images in selection:
-            xs = _data_spectrum(scratch, "x", x[images], geo, "input")
-            _nhwc_signal(scratch, _product(scratch, xs, ws, True), geo, "output", out[images])
-            if epilogue is not None:
-                epilogue(out[images])
+    def chunk(images):
+        xs = _data_spectrum(scratch, "x", x[images], geo, "input")
+        _nhwc_signal(scratch, _product(scratch, xs, ws, True), geo, "output", out[images])
+        if epilogue is not None:
+            epilogue(out[images])
 
-    per_chunk(chunks, x.shape[0], _spectrum_bytes(geo, max(x.shape[3], w.shape[3]), x.itemsize))
+    each_chunk(chunk, x.shape[0], _spectrum_bytes(geo, max(x.shape[3], w.shape[3]), x.itemsize))
     return out
 
 
 def fft_backprop_input(scratch: Scratch, dy, w, geo: Geometry):
     """Conv2DBackpropInput as spectrum(dy) times the transposed spectrum of w, read back at the input positions."""
     ws = _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap")
-    out = scratch.output("out", (dy.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
+    out = scratch.output((dy.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
 
-    def chunks(selection):
-        for images in selection:
-            ys = _data_spectrum(scratch, "dy", dy[images], geo, "output")
-            _nhwc_signal(scratch, _product(scratch, ys, ws, False), geo, "input", out[images])
+    def chunk(images):
+        ys = _data_spectrum(scratch, "dy", dy[images], geo, "output")
+        _nhwc_signal(scratch, _product(scratch, ys, ws, False), geo, "input", out[images])
 
-    per_chunk(chunks, dy.shape[0], _spectrum_bytes(geo, max(dy.shape[3], w.shape[2]), dy.itemsize))
+    each_chunk(chunk, dy.shape[0], _spectrum_bytes(geo, max(dy.shape[3], w.shape[2]), dy.itemsize))
     return out
 
 
@@ -173,7 +171,7 @@ def fft_backprop_filter(scratch: Scratch, x, dy, geo: Geometry, each_dy_spectrum
             xs = _data_spectrum(scratch, "x", x[images], geo, "input")
             shape = xs.shape[:3] + (x.shape[3], dy.shape[3])
             # The sum goes back to the calling thread: an output array, not this thread's scratch.
-            into = scratch.output("filter.sum", shape, x.dtype) if total is None else scratch("product", shape, x.dtype)
+            into = scratch.output(shape, x.dtype) if total is None else scratch("product", shape, x.dtype)
             product = _complex_matmul(scratch, xs.swapaxes(3, 4), ys, True, into)
             total = product if total is None else xp.add(total, product, out=total)
         return total
@@ -184,14 +182,14 @@ def fft_backprop_filter(scratch: Scratch, x, dy, geo: Geometry, each_dy_spectrum
                                16 << 20)
     for other in others:
         xp.add(total, other, out=total)
-    out = scratch.output("out", (geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3]), x.dtype)
+    out = scratch.output((geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3]), x.dtype)
     return _signal(scratch, total, geo, "tap", out).reshape(out.shape)
 
 
 def fft_backprop(scratch: Scratch, x, w, dy, geo: Geometry) -> tuple:
     """Both gradients of a convolution, (input, filter), from one spectrum of each chunk of dy."""
     ws = _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap")
-    dx = scratch.output("dx", (x.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
+    dx = scratch.output((x.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
 
     def input_gradient(images, ys):
         _nhwc_signal(scratch, _product(scratch, ys, ws, False), geo, "input", dx[images])

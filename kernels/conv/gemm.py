@@ -10,44 +10,50 @@ import functools
 from collections.abc import Callable
 
 from tfnb.framework.common_shapes import Axis, Geometry
-from tfnb.kernels.conv.scratch import Scratch, on_canvas, window_view
-from tfnb.kernels.intra_op import parallel_parts
+from tfnb.kernels.conv.scratch import Scratch, in_turns, on_canvas, row_pieces, window_view
 
 
-def _im2col_products(scratch: Scratch, x, geo: Geometry, product) -> list:
-    """product(images, columns) per batch chunk of x's im2col matrix, chunks spread across threads.
+# Bytes of im2col columns per chunk, at least: a chunk stays near the CPU caches between its copy and its product.
+_CHUNK_BYTES = 2 << 20
 
-    The column matrix has one row per output position and kh*kw*C columns; chunks of about 2 MiB
-    keep it near the CPU caches between its copy and its product.
+
+def _im2col_products(scratch: Scratch, x, geo: Geometry, product, chunk_bytes: int = 0) -> list:
+    """product(positions, columns) per chunk of x's im2col matrix, in order; chunks taken in turns by the threads.
+
+    The column matrix has one row per output position (image-major, then output rows and columns) and
+    kh*kw*C columns; chunks are whole output rows, of about `chunk_bytes` (at least _CHUNK_BYTES).
+    `positions` are the chunk's rows of the flattened output.
     """
     xp, canvas = scratch.xp, on_canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas)
-    taps, per_image = geo.h.taps * geo.w.taps * x.shape[3], geo.h.out * geo.w.out
-    step = max(1, (2 << 20) // max(per_image * taps * x.itemsize, 1))
-    chunks = [slice(first, min(first + step, x.shape[0])) for first in range(0, x.shape[0], step)]
+    taps, width, count = geo.h.taps * geo.w.taps * x.shape[3], geo.w.out, x.shape[0] * geo.h.out
+    step = max(1, max(chunk_bytes, _CHUNK_BYTES) // max(width * taps * x.itemsize, 1))
+    chunks = [slice(first, min(first + step, count)) for first in range(0, count, step)]
+    pointwise = taps == x.shape[3] and canvas is x and geo.h.stride == geo.w.stride == 1
 
-    def run(part):
-        results = []
-        for images in chunks[part]:
-            window = window_view(xp, canvas[images], geo)
-            columns = scratch("columns", (step * per_image, taps), x.dtype)[:window.shape[0] * per_image]
-            xp.copyto(columns.reshape(window.shape), window)
-            results.append(product(images, columns))
-        return results
+    def run(index: int):
+        rows = chunks[index]
+        positions = slice(rows.start * width, rows.stop * width)
+        if pointwise:  # a 1x1 window at every position: the input itself is the column matrix
+            return product(positions, x.reshape(-1, taps)[positions])
+        columns = scratch("columns", (step * width, taps), x.dtype)[:(rows.stop - rows.start) * width]
+        offset = 0
+        for image, first, end in row_pieces(rows, geo.h.out):
+            window = window_view(xp, canvas[image:image + 1], geo)[:, first:end]
+            size = (end - first) * width
+            xp.copyto(columns[offset:offset + size].reshape(window.shape), window)
+            offset += size
+        return product(positions, columns)
 
-    return [r for results in parallel_parts(run, len(chunks), x.shape[0] * per_image * taps) for r in results]
-
-
-def _rows(images: slice, per_image: int) -> slice:
-    return slice(images.start * per_image, images.stop * per_image)
+    return in_turns(run, len(chunks), count * width * taps)
 
 
 def gemm_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
-    """Conv2D as im2col and one matrix product per batch chunk (then `epilogue` on the chunk's outputs)."""
-    out = scratch.output("out", (x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
-    flat, matrix, per_image = out.reshape(-1, w.shape[3]), w.reshape(-1, w.shape[3]), geo.h.out * geo.w.out
+    """Conv2D as im2col and one matrix product per chunk of output rows (then `epilogue` on the chunk's outputs)."""
+    out = scratch.output((x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
+    flat, matrix = out.reshape(-1, w.shape[3]), w.reshape(-1, w.shape[3])
 
-    def product(images, columns):
-        rows = scratch.xp.matmul(columns, matrix, out=flat[_rows(images, per_image)])
+    def product(positions, columns):
+        rows = scratch.xp.matmul(columns, matrix, out=flat[positions])
         if epilogue is not None:
             epilogue(rows)
 
@@ -56,9 +62,14 @@ def gemm_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
 
 
 def gemm_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
-    """Conv2DBackpropFilter as im2col(x)^T @ dy, summed over batch chunks."""
-    flat_dy, per_image = dy.reshape(-1, dy.shape[3]), geo.h.out * geo.w.out
-    parts = _im2col_products(scratch, x, geo, lambda images, columns: columns.T @ flat_dy[_rows(images, per_image)])
+    """Conv2DBackpropFilter as im2col(x)^T @ dy, summed over chunks in order.
+
+    Chunks hold at least four filter gradients' bytes of columns: each chunk's product is a partial sum
+    of that size, and longer chunks make longer, faster products."""
+    flat_dy = dy.reshape(-1, dy.shape[3])
+    gradient_bytes = geo.h.taps * geo.w.taps * x.shape[3] * dy.shape[3] * x.itemsize
+    parts = _im2col_products(scratch, x, geo, lambda positions, columns: columns.T @ flat_dy[positions],
+                             4 * gradient_bytes)
     return functools.reduce(scratch.xp.add, parts).reshape(geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3])
 
 
@@ -77,6 +88,8 @@ def _transposed_axis(a: Axis) -> tuple[Axis, int, int]:
 def _spread(scratch: Scratch, dy, geo: Geometry):
     """dy spread onto the stride-1 canvas of the input gradient (zeros between strided rows)."""
     (h, i0, r0), (w, j0, c0) = _transposed_axis(geo.h), _transposed_axis(geo.w)
+    if dy.shape[1:3] == (h.size, w.size) and geo.h.stride == geo.w.stride == 1 and i0 == j0 == r0 == c0 == 0:
+        return dy, Geometry(h, w)  # dy already lies where the spread would put it (a 1x1 filter)
     e = scratch("spread", (dy.shape[0], h.size, w.size, dy.shape[3]), dy.dtype)
     e.fill(0)
     n_h = max(0, min(dy.shape[1] - i0, -(-(h.size - r0) // geo.h.stride)))

@@ -1,8 +1,9 @@
 """Pooling kernels (NHWC): MaxPool, AvgPool, their gradients, and MaxPoolGradGrad.
 
-Non-overlapping windows (k == stride, no padding) reduce in two stages over strided views: the kh
-row taps, then the kw column taps, each stage a few whole-array ufuncs, with the batch split
-across threads. Where a gradient goes is chosen with bit masks: np.where and masked copies are
+Max pools, and average pools over non-overlapping windows (k == stride, no padding), reduce in two
+stages over strided views: the kh row taps, then the kw column taps, each stage a few whole-array
+ufuncs, with the batch split across threads; padded windows read a canvas filled with the lowest
+value. Where a gradient goes is chosen with bit masks: np.where and masked copies are
 several times slower on unpredictable masks. Other windows are read from a padded canvas.
 """
 
@@ -12,8 +13,7 @@ import numpy as np
 
 from tfnb.framework.common_shapes import Axis, Geometry
 from tfnb.kernels.conv.arguments import compute_dtype, fail, pool_geometry_or_fail, size_vector
-from tfnb.kernels.conv.scratch import Scratch, on_canvas, placed, window_view
-from tfnb.kernels.intra_op import parallel_parts
+from tfnb.kernels.conv.scratch import Scratch, in_turns, on_canvas, placed, window_view
 from tfnb.kernels.registry import Epilogue, kernel
 
 # Input bytes per step of a pooling pass: with them, a step's several passes stay in a core's L2 cache.
@@ -21,14 +21,10 @@ _POOL_STEP_BYTES = 1 << 20
 
 
 def _in_cache_sized_parts(fn, x) -> None:
-    """fn(images) over slices of x's batch: split across the run's threads, each thread's share in cache-sized steps."""
+    """fn(images) over cache-sized slices of x's batch, taken in turns by the run's threads."""
     step = max(1, _POOL_STEP_BYTES // max(x[0].nbytes, 1)) if x.shape[0] else 1
-
-    def share(images: slice) -> None:
-        for first in range(images.start, images.stop, step):
-            fn(slice(first, min(first + step, images.stop)))
-
-    parallel_parts(share, x.shape[0], x.size)
+    parts = [slice(first, min(first + step, x.shape[0])) for first in range(0, x.shape[0], step)]
+    in_turns(lambda index: fn(parts[index]), len(parts), x.size)
 
 
 def _tiling(geo: Geometry) -> bool:
@@ -39,14 +35,19 @@ def _pooled_shape(shape: tuple, geo: Geometry) -> tuple:
     return (shape[0], geo.h.out, geo.w.out, shape[3])
 
 
+def _tap_reads(a: Axis) -> list[slice]:
+    """Per window tap along an axis, the canvas positions it reads for every output: one slice each."""
+    return [slice(t, t + a.stride * (a.out - 1) + 1, a.stride) for t in range(a.taps)]
+
+
 def _row_taps(x, h: Axis) -> list:
-    """Per window row tap, the strided view of the input rows it reads: (B, Ho, W, C) each."""
-    return [x[:, a:h.out * h.taps:h.taps] for a in range(h.taps)]
+    """Per window row tap, the strided view of the (canvas) rows it reads: (B, Ho, W, C) each."""
+    return [x[:, rows] for rows in _tap_reads(h)]
 
 
 def _col_taps(x, w: Axis) -> list:
-    """Per window column tap, the strided view of the input columns it reads: (B, H, Wo, C) each."""
-    return [x[:, :, b:w.out * w.taps:w.taps] for b in range(w.taps)]
+    """Per window column tap, the strided view of the (canvas) columns it reads: (B, H, Wo, C) each."""
+    return [x[:, :, cols] for cols in _tap_reads(w)]
 
 
 def _fold_into(xp, fn, views, out):
@@ -60,8 +61,8 @@ def _fold_into(xp, fn, views, out):
     return out
 
 
-def _tiled_reduce(scratch: Scratch, fn, x, geo: Geometry, out):
-    """fn folded over every non-overlapping window of x, rows first, into out (B, Ho, Wo, C)."""
+def _separable_reduce(scratch: Scratch, fn, x, geo: Geometry, out):
+    """fn folded over every window of the canvas x, rows first, into out (B, Ho, Wo, C)."""
     rows = scratch("pool.rows", (x.shape[0], geo.h.out, x.shape[2], x.shape[3]), out.dtype)
     return _fold_into(scratch.xp, fn, _col_taps(_fold_into(scratch.xp, fn, _row_taps(x, geo.h), rows), geo.w), out)
 
@@ -90,12 +91,13 @@ def _tap_masks(xp, index, taps: int) -> list:
     return [xp.equal(index, t) for t in range(taps)]
 
 
-def _tiled_first_max(xp, x, geo: Geometry):
+def _first_max_masks(xp, canvas, geo: Geometry):
     """Where each window's first maximum (row-major, as TF) is: masks per column tap, then per row tap.
 
-    Columns go first, so that within the first row holding the maximum the first column wins.
+    Columns go first, over every canvas row that a window reads, so that within the first row holding
+    the maximum the first column wins.
     """
-    columns, column_index = _first_max(xp, _col_taps(x[:, :geo.h.out * geo.h.taps], geo.w))
+    columns, column_index = _first_max(xp, _col_taps(canvas[:, :geo.h.canvas], geo.w))
     _, row_index = _first_max(xp, _row_taps(columns, geo.h), need_max=False)
     return _tap_masks(xp, column_index, geo.w.taps), _tap_masks(xp, row_index, geo.h.taps)
 
@@ -112,6 +114,18 @@ def _select(xp, values, mask, out):
     bits = xp.multiply(mask, ints.type(-1), dtype=ints)
     xp.bitwise_and(values.view(ints), bits, out=out.view(ints))
     return out
+
+
+def _inside(geo: Geometry) -> bool:
+    """Whether every window lies inside the input (no padding)."""
+    return all(a.pad == 0 and a.canvas <= a.size for a in (geo.h, geo.w))
+
+
+def _padded(scratch: Scratch, x, geo: Geometry, fill):
+    """x itself where every window lies inside it, else x on a (scratch) canvas padded with `fill`."""
+    if _inside(geo):
+        return x
+    return on_canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas, fill)
 
 
 def _pool_windows(scratch: Scratch, x, geo: Geometry, fill):
@@ -142,11 +156,10 @@ def max_pool(node):
         geo = pool_geometry_or_fail(attrs, x.shape)
         if 0 in _pooled_shape(x.shape, geo):
             return xp.zeros(_pooled_shape(x.shape, geo), dtype=x.dtype)
-        if _tiling(geo):
-            out = scratch.output("out", _pooled_shape(x.shape, geo), x.dtype)
-            _in_cache_sized_parts(lambda part: _tiled_reduce(scratch, xp.maximum, x[part], geo, out[part]), x)
-            return out
-        return _pool_windows(scratch, x, geo, fill).max(axis=(4, 5))
+        out = scratch.output(_pooled_shape(x.shape, geo), x.dtype)
+        _in_cache_sized_parts(lambda part: _separable_reduce(scratch, xp.maximum, _padded(scratch, x[part], geo, fill),
+                                                             geo, out[part]), x)
+        return out
 
     return run
 
@@ -163,7 +176,7 @@ def avg_pool(node):
         if _tiling(geo):
             sums = xp.empty(_pooled_shape(x.shape, geo), dtype=compute)
             x = x.astype(compute, copy=False)
-            _in_cache_sized_parts(lambda part: _tiled_reduce(scratch, xp.add, x[part], geo, sums[part]), x)
+            _in_cache_sized_parts(lambda part: _separable_reduce(scratch, xp.add, x[part], geo, sums[part]), x)
             return xp.multiply(sums, compute.type(1 / (geo.h.taps * geo.w.taps))).astype(out_dtype, copy=False)
         sums = _pool_windows(scratch, x, geo, 0).sum(axis=(4, 5), dtype=compute)
         return (sums / _window_counts(xp, geo, compute)).astype(out_dtype, copy=False)
@@ -186,7 +199,7 @@ def _first_max_flat(scratch: Scratch, x, geo: Geometry, fill):
 def _tiled_max_pool_grad(scratch: Scratch, x, dy, geo: Geometry, dx) -> None:
     """Each window's dy into dx at the window's first maximum (dx zero elsewhere, rows past the windows included)."""
     xp = scratch.xp
-    column_masks, row_masks = _tiled_first_max(xp, x, geo)
+    column_masks, row_masks = _first_max_masks(xp, x, geo)
     rows = scratch("pool.grad_rows", (x.shape[0], geo.h.out * geo.h.taps, geo.w.out, x.shape[3]), dx.dtype)
     for view, mask in zip(_row_taps(rows, geo.h), row_masks):
         _select(xp, dy, mask, view)
@@ -196,10 +209,36 @@ def _tiled_max_pool_grad(scratch: Scratch, x, dy, geo: Geometry, dx) -> None:
     dx[:, :rows.shape[1], geo.w.out * geo.w.taps:] = 0
 
 
+def _overlapping_max_pool_grad(scratch: Scratch, x, dy, geo: Geometry, fill, dx) -> None:
+    """Each window's dy added at the window's first maximum, for windows that overlap or reach into padding.
+
+    As for tiling windows, in two stages, each tap a strided view: rows first, into a gradient per canvas
+    row and output column, then columns, into a gradient canvas; windows that overlap add up.
+    """
+    xp, (batch, _, _, channels) = scratch.xp, x.shape
+    column_masks, row_masks = _first_max_masks(xp, _padded(scratch, x, geo, fill), geo)
+    rows = scratch("pool.grad_rows", (batch, geo.h.canvas, geo.w.out, channels), dx.dtype)
+    rows.fill(0)
+    _scatter_taps(xp, dy, row_masks, _row_taps(rows, geo.h), scratch("pool.picked", dy.shape, dx.dtype))
+    canvas = scratch("pool.grad_canvas", (batch, geo.h.canvas, geo.w.canvas, channels), dx.dtype)
+    canvas.fill(0)
+    _scatter_taps(xp, rows, column_masks, _col_taps(canvas, geo.w), scratch("pool.picked_rows", rows.shape, dx.dtype))
+    (r0, r1), (c0, c1) = placed(geo.h, geo.h.canvas), placed(geo.w, geo.w.canvas)
+    dx[:, :r1 - r0, :c1 - c0] = canvas[:, r0:r1, c0:c1]
+    dx[:, r1 - r0:] = 0
+    dx[:, :r1 - r0, c1 - c0:] = 0
+
+
+def _scatter_taps(xp, values, masks: list, views: list, picked) -> None:
+    """Per tap, `values` where its mask is set added into its view; `picked` holds each tap's selection."""
+    for view, mask in zip(views, masks):
+        xp.add(view, _select(xp, values, mask, picked), out=view)
+
+
 def _tiled_max_pool_grad_grad(scratch: Scratch, x, ddx, geo: Geometry, ddy) -> None:
     """ddx read at each window's first maximum, into ddy."""
     xp = scratch.xp
-    column_masks, row_masks = _tiled_first_max(xp, x, geo)
+    column_masks, row_masks = _first_max_masks(xp, x, geo)
     columns = _col_taps(ddx[:, :geo.h.out * geo.h.taps], geo.w)
     picked = [_select(xp, view, mask, xp.empty(view.shape, ddy.dtype)) for view, mask in zip(columns, column_masks)]
     rows = _fold_into(xp, xp.add, picked, picked[0])
@@ -221,11 +260,16 @@ def max_pool_grad(node):
             fail(f"MaxPoolGrad: grad of shape {list(dy.shape)} does not match orig_input {list(x.shape)}")
         if x.size == 0 or dy.size == 0:
             return xp.zeros(x.shape, dtype=out_dtype)
-        if _tiling(geo):
-            dx = scratch.output("out", x.shape, out_dtype)
+        # A window reaching into padding picks it only on a tie with the fill value (or beside a NaN): inputs
+        # where that could happen take the exact path by flat indices.
+        if _inside(geo) or bool((x > fill).all()):
+            dx = scratch.output(x.shape, out_dtype)
 
             def part_of(part):
-                _tiled_max_pool_grad(scratch, x[part], dy[part], geo, dx[part])
+                if _tiling(geo):
+                    _tiled_max_pool_grad(scratch, x[part], dy[part], geo, dx[part])
+                else:
+                    _overlapping_max_pool_grad(scratch, x[part], dy[part], geo, fill, dx[part])
                 if relu_grad:  # ReluGrad's product, while the part is in the caches
                     xp.multiply(dx[part], x[part] > zero, out=dx[part])
 

@@ -9,7 +9,7 @@ convolution is kh products over views of it, accumulated.
 from __future__ import annotations
 
 from tfnb.framework.common_shapes import Geometry
-from tfnb.kernels.conv.scratch import Scratch, on_canvas, per_chunk
+from tfnb.kernels.conv.scratch import Scratch, each_chunk, on_canvas
 
 
 def rows_claims(geo: Geometry) -> bool:
@@ -45,20 +45,19 @@ def rows_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
     xp = scratch.xp
     canvas = on_canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas)
     matrices = w.reshape(geo.h.taps, -1, w.shape[3])
-    out = scratch.output("out", (x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
+    out = scratch.output((x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
 
-    def chunks(selection):
-        for images in selection:
-            columns = _row_columns(scratch, canvas[images], geo)
-            flat = out[images].reshape(columns.shape[0], -1, w.shape[3])
-            xp.matmul(_tap_rows(columns, geo, 0), matrices[0], out=flat)
-            term = scratch("row.term", flat.shape, x.dtype)
-            for tap in range(1, geo.h.taps):
-                xp.add(flat, xp.matmul(_tap_rows(columns, geo, tap), matrices[tap], out=term), out=flat)
-            if epilogue is not None:
-                epilogue(out[images])
+    def chunk(images):
+        columns = _row_columns(scratch, canvas[images], geo)
+        flat = out[images].reshape(columns.shape[0], -1, w.shape[3])
+        xp.matmul(_tap_rows(columns, geo, 0), matrices[0], out=flat)
+        term = scratch("row.term", flat.shape, x.dtype)
+        for tap in range(1, geo.h.taps):
+            xp.add(flat, xp.matmul(_tap_rows(columns, geo, tap), matrices[tap], out=term), out=flat)
+        if epilogue is not None:
+            epilogue(out[images])
 
-    per_chunk(chunks, x.shape[0], _row_columns_bytes(geo, x.shape[3], x.itemsize))
+    each_chunk(chunk, x.shape[0], _row_columns_bytes(geo, x.shape[3], x.itemsize))
     return out
 
 
@@ -67,17 +66,15 @@ def rows_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
     xp = scratch.xp
     canvas = on_canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas)
 
-    def chunks(selection):
-        total = scratch.output("filter.sum", (geo.h.taps, geo.w.taps * x.shape[3], dy.shape[3]), x.dtype)
-        total.fill(0)
-        for images in selection:
-            columns = _row_columns(scratch, canvas[images], geo)
-            gradient = dy[images].reshape(columns.shape[0], -1, dy.shape[3])
-            for tap in range(geo.h.taps):
-                total[tap] += xp.matmul(_tap_rows(columns, geo, tap).transpose(0, 2, 1), gradient).sum(0)
-        return total
+    def chunk(images):
+        """This chunk's part of the sum (a small array: one filter gradient)."""
+        columns = _row_columns(scratch, canvas[images], geo)
+        gradient = dy[images].reshape(columns.shape[0], -1, dy.shape[3])
+        return xp.stack([xp.matmul(_tap_rows(columns, geo, tap).transpose(0, 2, 1), gradient).sum(0)
+                         for tap in range(geo.h.taps)])
 
-    total, *others = per_chunk(chunks, x.shape[0], _row_columns_bytes(geo, x.shape[3], x.itemsize))
+    # Summed in chunk order: the same result whichever thread took which chunk.
+    total, *others = each_chunk(chunk, x.shape[0], _row_columns_bytes(geo, x.shape[3], x.itemsize))
     for other in others:
         xp.add(total, other, out=total)
     return total.reshape(geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3])

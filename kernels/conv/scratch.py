@@ -2,46 +2,104 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import threading
 from collections.abc import Callable
 
 from tfnb.framework.common_shapes import Axis, Geometry
-from tfnb.kernels.intra_op import parallel_parts, run_width
+from tfnb.kernels.intra_op import PARALLEL_WORK, parallel_parts, run_width
 
 
 class Scratch:
-    """Named arrays that a kernel reuses from call to call, one set per thread.
+    """Arrays that kernels reuse from call to call: temporaries per thread, outputs from a shared pool.
 
     Large arrays would otherwise be fresh memory every step, and the page faults of touching fresh
-    memory cost as much as the arithmetic. Temporaries are simply reused; an output is reused once
-    nothing but this scratch refers to it (the reference-count test of copy-on-write variables).
+    memory cost as much as the arithmetic. A temporary lives only during its kernel's call and a
+    thread runs one kernel at a time, so all kernels of a thread share their temporaries (by name):
+    they take the memory of the largest, not of the sum. Outputs come from a pool shared by every
+    kernel and thread: an array of the asked shape and dtype that nothing but the pool refers to any
+    more (the reference-count test of copy-on-write variables), so once a plan drops a value after
+    its last reader, the next kernel asking for that shape writes into it.
     """
 
     def __init__(self, xp) -> None:
         self.xp = xp
-        self._local = threading.local()
-
-    def _arrays(self) -> dict:
-        return self._local.__dict__.setdefault("arrays", {})
 
     def __call__(self, name: str, shape: tuple, dtype):
-        """A temporary array, valid until the next call for the same name in this thread."""
-        arrays, size = self._arrays(), math.prod(shape)
+        """A temporary array, valid until the next call for the same name in this thread (by any kernel)."""
+        arrays, size = _temporaries(self.xp), math.prod(shape)
         flat = arrays.get(name)
         if flat is None or flat.size < size or flat.dtype != dtype:
             flat = arrays[name] = self.xp.empty(size, dtype=dtype)
         return flat[:size].reshape(shape)
 
-    def output(self, name: str, shape: tuple, dtype):
-        """An array to return: the last one of this name if only the scratch still refers to it, else a new one."""
-        arrays = self._arrays()
-        array = arrays.get(name)
-        # While this runs, an unshared array has three references: the dict, `array`, getrefcount's argument.
-        if array is None or array.shape != tuple(shape) or array.dtype != dtype or sys.getrefcount(array) > 3:
-            array = arrays[name] = self.xp.empty(shape, dtype=dtype)
-        return array
+    def output(self, shape: tuple, dtype):
+        """An array to return: one of the pool's that nothing else refers to, else a new one added to the pool."""
+        return _OUTPUTS.take(self.xp, tuple(shape), dtype)
+
+
+_thread_temporaries = threading.local()
+_every_thread_temporaries: list[dict] = []  # each thread's {module name: {name: array}}, for release_unused
+
+
+def _temporaries(xp) -> dict:
+    """This thread's temporaries of array module xp, by name."""
+    by_module = getattr(_thread_temporaries, "by_module", None)
+    if by_module is None:
+        by_module = _thread_temporaries.by_module = {}
+        _every_thread_temporaries.append(by_module)
+    return by_module.setdefault(xp.__name__, {})
+
+
+def release_unused() -> None:
+    """Forgets every temporary and every pooled output that nothing uses: their memory goes back.
+
+    Called after timing algorithms on first sight of a shape, whose losers' arrays would otherwise stay.
+    A kernel running meanwhile keeps the arrays it holds; the next request makes new ones.
+    """
+    for by_module in list(_every_thread_temporaries):
+        by_module.clear()
+    _OUTPUTS.drop_free()
+
+
+class _OutputPool:
+    """Every output array the kernels made, by (array module, shape, dtype); see Scratch.output."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # two threads must not both take the same free array
+        self._arrays: dict[tuple, list] = {}
+
+    def take(self, xp, shape: tuple, dtype):
+        key = (xp.__name__, shape, str(dtype))
+        with self._lock:
+            arrays = self._arrays.setdefault(key, [])
+            for index in range(len(arrays)):
+                # A free array has two references here: the pool's list and getrefcount's argument.
+                if sys.getrefcount(arrays[index]) == 2:
+                    if _writeable(arrays[index]):
+                        return arrays[index]
+                    del arrays[index]  # frozen by its last holder (a folded constant): not the pool's to reuse
+                    break
+            array = xp.empty(shape, dtype=dtype)
+            arrays.append(array)
+            return array
+
+    def drop_free(self) -> None:
+        """Forgets the arrays that nothing but the pool refers to."""
+        with self._lock:
+            for arrays in self._arrays.values():
+                # Three references to a free array: the list, `array`, getrefcount's argument.
+                arrays[:] = [array for array in arrays if sys.getrefcount(array) > 3]
+
+
+def _writeable(array) -> bool:
+    flags = getattr(array, "flags", None)
+    return getattr(flags, "writeable", True)
+
+
+_OUTPUTS = _OutputPool()
 
 
 def placed(h: Axis, rows: int) -> tuple[int, int]:
@@ -59,6 +117,14 @@ def on_canvas(scratch: Scratch, x, geo: Geometry, rows: int, cols: int, fill: fl
     (r0, r1), (c0, c1) = placed(geo.h, rows), placed(geo.w, cols)
     canvas[:, r0:r1, c0:c1] = x[:, :r1 - r0, :c1 - c0]
     return canvas
+
+
+def row_pieces(rows: slice, height: int) -> list[tuple[int, int, int]]:
+    """The (image, first row, end row) pieces of a slice of image-major rows, for images `height` rows high."""
+    pieces = []
+    for image in range(rows.start // height, (rows.stop - 1) // height + 1):
+        pieces.append((image, max(rows.start - image * height, 0), min(rows.stop - image * height, height)))
+    return pieces
 
 
 def window_view(xp, canvas, geo: Geometry, taps_last: bool = False):
@@ -90,6 +156,38 @@ def _batch_chunks(batch: int, per_image: int, chunk_bytes: int = 2 << 20) -> lis
     count = min(batch, -(-math.ceil(batch * per_image / limit) // threads) * threads)
     bounds = [batch * i // count for i in range(count + 1)]
     return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+
+
+def in_turns(fn: Callable[[int], object], count: int, work: float) -> list:
+    """[fn(i) for i in range(count)], the run's threads each taking the next i when done with the last.
+
+    On a machine busy with other work, a thread that loses its core takes fewer parts instead of
+    holding up the others; the parts must write disjoint data, and the results come in order.
+    """
+    results: list = [None] * count
+    claimed = itertools.count()  # next() on it is one atomic step under the GIL
+
+    def take_turns(_):
+        while (index := next(claimed)) < count:
+            results[index] = fn(index)
+
+    parallel_parts(take_turns, max(run_width(), 1), work)
+    return results
+
+
+def slices_in_turns(fn: Callable[[slice], object], n: int, work: float, per_thread: int = 4) -> list:
+    """[fn(part) for about `per_thread` slices per thread covering range(n)], taken in turns (in_turns)."""
+    threads = run_width()
+    count = min(n, per_thread * threads) if threads > 1 and work >= PARALLEL_WORK else min(n, 1)
+    bounds = [n * i // count for i in range(count + 1)]
+    parts = [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+    return in_turns(lambda index: fn(parts[index]), count, work)
+
+
+def each_chunk(fn: Callable[[slice], object], batch: int, per_image: int, chunk_bytes: int = 2 << 20) -> list:
+    """[fn(chunk) for each batch chunk], chunks taken in turns by the run's threads (in_turns)."""
+    chunks = _batch_chunks(batch, per_image, chunk_bytes)
+    return in_turns(lambda index: fn(chunks[index]), len(chunks), batch * per_image)
 
 
 def per_chunk(fn: Callable[[list[slice]], object], batch: int, per_image: int, chunk_bytes: int = 2 << 20) -> list:

@@ -1,63 +1,194 @@
-"""The "winograd" algorithm, F(2x2, 3x3): for 3x3 filters at stride 1 without dilation.
+"""The "winograd" algorithms F(m x m, r x r): for r x r filters at stride 1 without dilation.
 
-Each 4x4 input tile (tiles overlap by 2) and each filter go through fixed transforms, the transformed
-tiles and filters multiply as 16 batched matrix products, and each product goes back to a 2x2 output tile.
+Outputs are computed in m x m tiles, each from an n x n tile of the input (n = m + r - 1, tiles
+overlapping by r - 1). Input tiles and filters go through fixed linear transforms, multiply pointwise
+per transform position and channel pair, which over channels is n * n batched matrix products, and
+each product goes back to an output tile: m*m*r*r multiplications become n*n. F(2x2, 3x3) does 2.25
+times fewer than a direct convolution, F(4x4, 3x3) 4 times fewer, F(2x2, 5x5) 2.8 times fewer.
+
+The transforms come from polynomial evaluation at the points 0, -1, 1, 1/2, -2 and infinity (Toom-Cook):
+the product of a filter row and an input row is a polynomial product, evaluated at n points, multiplied,
+and interpolated back. Their 2-D forms are Kronecker products, applied as matrix products.
+
+The filter gradient is the same computation transposed: the sum over tiles of the transformed input
+times the transformed output gradient, one product per transform position, summed over tiles by BLAS.
+
+Work is split into chunks of tile rows (of any images), spread across the run's threads, so that a
+chunk's transformed tiles stay near the CPU caches between the transforms and the products.
 """
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
 from tfnb.framework.common_shapes import Geometry
-from tfnb.kernels.conv.scratch import Scratch, on_canvas, per_chunk
+from tfnb.kernels.conv.scratch import Scratch, each_chunk, in_turns, on_canvas, row_pieces
 
-_WINOGRAD_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float64)
-_WINOGRAD_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], np.float64)
-_WINOGRAD_AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float64)
+# Interpolation points in the order they are taken: these keep float32 errors near those of a direct sum.
+_POINTS = (0.0, -1.0, 1.0, 0.5, -2.0, 2.0, -0.5)
+
+# Bytes of transformed tiles per chunk (see the module docstring), at least.
+_CHUNK_BYTES = 2 << 20
+# Every chunk of the forward convolution reads the n² transformed filter matrices: its tiles take at least
+# this many times their bytes, so that this traffic stays a small part of the chunk's work (measured on the
+# 3x3 layers of the paper's models, batch 4).
+_FILTER_READS_PER_CHUNK = 1
 
 
 @functools.lru_cache(maxsize=None)
-def _winograd_matrices(xp, dtype: str):
-    """The 2-D transforms as Kronecker products: input (16x16), filter (16x9), output (4x16)."""
-    return tuple(xp.asarray(np.kron(m, m), dtype=dtype) for m in (_WINOGRAD_BT, _WINOGRAD_G, _WINOGRAD_AT))
+def winograd_matrices(m: int, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(A^T, G, B^T) of the 1-D F(m, r), float64: y = A^T [(G g) * (B^T d)] for a filter g and n inputs d.
+
+    G and A evaluate filter and output polynomials at the points (the last one at infinity: the leading
+    coefficient); B^T is the transposed inverse of the n x n evaluation matrix, which interpolates.
+    """
+    n = m + r - 1
+    points = _POINTS[:n - 1]
+
+    def evaluation(degree: int) -> np.ndarray:
+        matrix = np.zeros((n, degree))
+        matrix[:-1] = np.power.outer(np.array(points), np.arange(degree))
+        matrix[-1, -1] = 1.0
+        return matrix
+
+    return evaluation(m).T, evaluation(r), np.linalg.inv(evaluation(n)).T
 
 
+@functools.lru_cache(maxsize=None)
+def _transforms(xp, dtype: str, m: int, r: int):
+    """The 2-D transforms as Kronecker products: input (n²×n²), filter (n²×r²), output (m²×n²)."""
+    at, g, bt = winograd_matrices(m, r)
+    return tuple(xp.asarray(np.kron(a, a), dtype=dtype) for a in (bt, g, at))
 
-def winograd_claims(geo: Geometry) -> bool:
-    """Whether F(2x2, 3x3) applies: 3x3 filters at stride 1 without dilation."""
-    return all(a.taps == 3 and a.stride == 1 and a.dilation == 1 for a in (geo.h, geo.w))
+
+@dataclass(frozen=True)
+class Winograd:
+    """F(m x m, r x r): its claim, its forward convolution and its filter gradient (see the module docstring)."""
+
+    m: int
+    r: int
+
+    @property
+    def n(self) -> int:
+        return self.m + self.r - 1
+
+    def claims(self, geo: Geometry) -> bool:
+        """Whether it applies: r x r filters at stride 1 without dilation."""
+        return all(a.taps == self.r and a.stride == 1 and a.dilation == 1 for a in (geo.h, geo.w))
+
+    def _tiles(self, geo: Geometry) -> tuple[int, int]:
+        return -(-geo.h.out // self.m), -(-geo.w.out // self.m)
+
+    def _gather(self, scratch: Scratch, name: str, source, pieces, tiles_w: int, size: int, stride: int):
+        """Tiles (size x size at `stride`, tile rows given by pieces) of NHWC `source`: (size², tiles, channels)."""
+        xp, channels = scratch.xp, source.shape[3]
+        count = sum(end - first for _, first, end in pieces) * tiles_w
+        data = scratch(name, (size * size, count, channels), source.dtype)
+        offset = 0
+        for image, first, end in pieces:
+            part, rows = source[image], end - first
+            sh, sw, sc = part.strides
+            tiles = xp.lib.stride_tricks.as_strided(part[first * stride:], (size, size, rows, tiles_w, channels),
+                                                    (sh, sw, stride * sh, stride * sw, sc))
+            xp.copyto(data[:, offset:offset + rows * tiles_w].reshape(tiles.shape), tiles)
+            offset += rows * tiles_w
+        return data
+
+    def _chunks(self, fn, batch: int, tiles_h: int, tiles_w: int, channels: int, itemsize: int,
+                least_bytes: int = 0) -> None:
+        """fn(pieces, first tile) for chunks of tile rows of every image, of at least `least_bytes` (and
+        _CHUNK_BYTES) of transformed tiles each, taken in turns by the run's threads."""
+        per_row = self.n * self.n * tiles_w * channels * itemsize
+        each_chunk(lambda units: fn(row_pieces(units, tiles_h), units.start * tiles_w), batch * tiles_h, per_row,
+                   max(_CHUNK_BYTES, least_bytes))
+
+    def forward(self, scratch: Scratch, x, w, geo: Geometry, epilogue=None):
+        """Conv2D: transformed input tiles times transformed filters, back to output tiles (then `epilogue`)."""
+        xp, m, n = scratch.xp, self.m, self.n
+        channels, filters = x.shape[3], w.shape[3]
+        tiles_h, tiles_w = self._tiles(geo)
+        canvas = on_canvas(scratch, x, geo, m * tiles_h + self.r - 1, m * tiles_w + self.r - 1)
+        bt, g, at = _transforms(xp, x.dtype.str, m, self.r)
+        u = xp.matmul(g, w.reshape(self.r * self.r, -1), out=scratch("u", (n * n, channels * filters), x.dtype))
+        u = u.reshape(n * n, channels, filters)
+        out = scratch.output((x.shape[0], geo.h.out, geo.w.out, filters), x.dtype)
+
+        def chunk(pieces, _):
+            data = self._gather(scratch, "tiles", canvas, pieces, tiles_w, n, m)
+            count = data.shape[1]
+            v = xp.matmul(bt, data.reshape(n * n, -1), out=scratch("v", data.shape, x.dtype).reshape(n * n, -1))
+            products = xp.matmul(v.reshape(n * n, count, channels), u, out=scratch("m", (n * n, count, filters),
+                                                                                    x.dtype))
+            y = xp.matmul(at, products.reshape(n * n, -1), out=scratch("y", (m * m, count * filters), x.dtype))
+            self._scatter(scratch, y.reshape(m, m, count, filters), pieces, tiles_w, out, epilogue)
+
+        self._chunks(chunk, x.shape[0], tiles_h, tiles_w, max(channels, filters), x.itemsize,
+                     _FILTER_READS_PER_CHUNK * u.nbytes)
+        return out
+
+    def _scatter(self, scratch: Scratch, y, pieces, tiles_w: int, out, epilogue) -> None:
+        """Output tiles y (m, m, tiles, F) into NHWC `out` at the pieces' tile rows, cropped to its size."""
+        xp, m, offset = scratch.xp, self.m, 0
+        width, filters = out.shape[2:]
+        for image, first, end in pieces:
+            rows = end - first
+            tiles = y[:, :, offset:offset + rows * tiles_w].reshape(m, m, rows, tiles_w, filters)
+            offset += rows * tiles_w
+            target = out[image, first * m:end * m]
+            if target.shape[0] == rows * m and width == tiles_w * m:
+                xp.copyto(target.reshape(rows, m, tiles_w, m, filters), tiles.transpose(2, 0, 3, 1, 4))
+            else:
+                whole = scratch("whole tiles", (rows, m, tiles_w, m, filters), out.dtype)
+                xp.copyto(whole, tiles.transpose(2, 0, 3, 1, 4))
+                xp.copyto(target, whole.reshape(rows * m, tiles_w * m, filters)[:target.shape[0], :width])
+            if epilogue is not None:
+                epilogue(target)
+
+    def backprop_filter(self, scratch: Scratch, x, dy, geo: Geometry):
+        """Conv2DBackpropFilter: per transform position, input tiles^T times output-gradient tiles over all tiles.
+
+        All tiles are transformed first (chunks of tile rows), then each position's product sums over every
+        tile at once (positions taken in turns by the threads): no partial sums, the same result on any run.
+        """
+        xp, m, n, r = scratch.xp, self.m, self.n, self.r
+        channels, filters = x.shape[3], dy.shape[3]
+        tiles_h, tiles_w = self._tiles(geo)
+        count = x.shape[0] * tiles_h * tiles_w
+        canvas = on_canvas(scratch, x, geo, m * tiles_h + r - 1, m * tiles_w + r - 1)
+        dy_canvas = _on_whole_tiles(scratch, dy, m * tiles_h, m * tiles_w)
+        bt, g, at = _transforms(xp, x.dtype.str, m, r)
+        inputs = scratch("input transforms", (n * n, count, channels), x.dtype)
+        gradients = scratch("gradient transforms", (n * n, count, filters), x.dtype)
+
+        def transform(pieces, first):
+            data = self._gather(scratch, "tiles", canvas, pieces, tiles_w, n, m)
+            tiles = slice(first, first + data.shape[1])
+            xp.matmul(bt, data.reshape(n * n, -1), out=inputs[:, tiles].reshape(n * n, -1))
+            data = self._gather(scratch, "dy tiles", dy_canvas, pieces, tiles_w, m, m)
+            xp.matmul(at.T, data.reshape(m * m, -1), out=gradients[:, tiles].reshape(n * n, -1))
+
+        self._chunks(transform, x.shape[0], tiles_h, tiles_w, channels + filters, x.itemsize)
+        sums = scratch("filter sums", (n * n, channels, filters), x.dtype)
+        in_turns(lambda p: xp.matmul(inputs[p].T, gradients[p], out=sums[p]), n * n,
+                 n * n * count * channels * filters)
+        out = scratch.output((r, r, channels, filters), x.dtype)
+        xp.matmul(g.T, sums.reshape(n * n, -1), out=out.reshape(r * r, -1))
+        return out
 
 
-def winograd_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
-    """Conv2D with F(2x2, 3x3): 4x4 input tiles at stride 2, 16 batched matrix products, 2x2 output tiles."""
-    xp = scratch.xp
-    channels, filters = x.shape[3], w.shape[3]
-    tiles_h, tiles_w = -(-geo.h.out // 2), -(-geo.w.out // 2)
-    canvas = on_canvas(scratch, x, geo, 2 * tiles_h + 2, 2 * tiles_w + 2)
-    bt, g, at = _winograd_matrices(xp, x.dtype.str)
-    u = (g @ w.reshape(9, channels * filters)).reshape(16, channels, filters)
-    out = scratch.output("out", (x.shape[0], geo.h.out, geo.w.out, filters), x.dtype)
+def _on_whole_tiles(scratch: Scratch, dy, rows: int, cols: int):
+    """dy, or dy at the top left of a (scratch) canvas of whole output tiles: zeros past its edges add nothing."""
+    if dy.shape[1:3] == (rows, cols):
+        return dy
+    canvas = scratch("dy canvas", (dy.shape[0], rows, cols, dy.shape[3]), dy.dtype)
+    canvas.fill(0)
+    canvas[:, :dy.shape[1], :dy.shape[2]] = dy
+    return canvas
 
-    def chunk(images):
-        part = canvas[images]
-        batch, (sb, sh, sw, sc) = part.shape[0], part.strides
-        tiles = xp.lib.stride_tricks.as_strided(part, (4, 4, batch, tiles_h, tiles_w, channels),
-                                                (sh, sw, sb, 2 * sh, 2 * sw, sc))
-        count = batch * tiles_h * tiles_w
-        data = scratch("tiles", (16, count * channels), x.dtype)
-        xp.copyto(data.reshape(tiles.shape), tiles)
-        v = xp.matmul(bt, data, out=scratch("v", data.shape, x.dtype)).reshape(16, count, channels)
-        m = xp.matmul(v, u, out=scratch("m", (16, count, filters), x.dtype))
-        y = xp.matmul(at, m.reshape(16, -1), out=scratch("y", (4, count * filters), x.dtype))
-        y = y.reshape(2, 2, batch, tiles_h, tiles_w, filters).transpose(2, 3, 0, 4, 1, 5)
-        xp.copyto(out[images], y.reshape(batch, 2 * tiles_h, 2 * tiles_w, filters)[:, :geo.h.out, :geo.w.out])
-        if epilogue is not None:
-            epilogue(out[images])
 
-    # A 4x4 tile of C floats becomes 16 rows of the transformed matrix: chunks as for spectra.
-    per_chunk(lambda selection: [chunk(images) for images in selection], x.shape[0],
-              16 * tiles_h * tiles_w * max(channels, filters) * x.itemsize)
-    return out
-
+WINOGRAD_3X3 = Winograd(2, 3)
+WINOGRAD_4X4_3X3 = Winograd(4, 3)
+WINOGRAD_5X5 = Winograd(2, 5)

@@ -191,3 +191,16 @@ def collection_scopes(tf):
     return ([v.name for v in tf.get_collection(tf.GraphKeys.GLOBAL_VARIABLES, scope="layer1")],
             [v.name for v in tf.trainable_variables(scope="layer")], [v.name for v in tf.global_variables("layer2")],
             [t.name for t in tf.get_collection("mine")])
+
+
+@program
+def colocate_with_sets_aside_the_device_scope(tf):
+    with tf.device("/cpu:0"):
+        a = tf.constant(1.0, name="a")
+    with tf.device("/device:CPU:1"):
+        with tf.colocate_with(a):
+            b = tf.identity(a, name="b")
+            with tf.device("/cpu:0"):
+                c = tf.identity(a, name="c")
+        d = tf.identity(a, name="d")
+    return [op.device for op in (b.op, c.op, d.op)], b.op.colocation_groups()

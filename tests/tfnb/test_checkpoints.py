@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -140,7 +141,11 @@ def test_files_index_and_meta_graph(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-7.index.json", "model.ckpt-7.meta.json",
                                             "model.ckpt-7.safetensors"]
     index = json.loads(pathlib.Path(path + ".index.json").read_text())
-    assert index["tensors"] == {"w": {"dtype": "float32", "shape": [2, 3]}}
+    entry = index["tensors"]["w"]
+    assert (entry["dtype"], entry["shape"], entry["crc32"]) == ("float32", [2, 3], zlib.crc32(np.ones(6, np.float32)))
+    begin, end = entry["offsets"]
+    data = pathlib.Path(path + ".safetensors").read_bytes()
+    assert data[begin:end] == np.ones(6, np.float32).tobytes() and index["data_bytes"] == len(data)
     assert index["global_step"] == 7 and index["tfnb_version"] == tf.__version__
     graph = tf.GraphDef.from_json(pathlib.Path(path + ".meta.json").read_text())
     assert "w" in [node.name for node in graph.node]
@@ -344,11 +349,11 @@ def test_restore_path_errors(checkpoint):
         tf.train.load_variable(checkpoint, "nope")
 
 
-def test_a_corrupt_checkpoint_raises_data_loss(checkpoint):
+def test_a_truncated_checkpoint_raises_out_of_range_as_in_tf(checkpoint):
     tf.Variable(np.zeros((4, 3), np.float32), name="w")
     with open(checkpoint + ".safetensors", "r+b") as f:
         f.truncate(20)
-    with pytest.raises(tf.errors.DataLossError, match=f"Checkpoint {checkpoint} is corrupt"):
+    with pytest.raises(tf.errors.OutOfRangeError, match=f"Checkpoint file {checkpoint}.safetensors is truncated"):
         _restore(checkpoint)
 
 

@@ -99,3 +99,83 @@ def test_traced_concurrent_runs_record_each_device_on_its_own_thread():
     assert len(threads) == 2 and all(len(ids) == 1 for ids in threads.values())
     assert threads["CPU:0"] != threads["CPU:1"]
     assert [e[0] for e in metadata.executor_record.events].count("run") == len(metadata.node_stats())
+
+
+def test_delayed_recvs_keep_less_alive_on_the_receiving_device():
+    x = tf.placeholder(tf.float32, [256, 256], name="x")
+    with tf.device("/cpu:0"):
+        early = tf.tanh(x, name="early")                     # sent to CPU:1 at once, read there only at the end
+    with tf.device("/cpu:1"):
+        h = tf.identity(x)
+        for k in range(4):                                   # CPU:1 works on two values of its own meanwhile
+            h = tf.add(tf.multiply(h, 2.0, name=f"twice_{k}"), h, name=f"chain_{k}")
+        total = tf.reduce_sum(h + early, name="total")
+    peaks, values = {}, {}
+    for delay in (True, False):
+        # One thread: the executor's order, not the threads' timing, decides when the Recv runs.
+        config = tf.ConfigProto(device_count={"CPU": 2}, inter_op_parallelism_threads=1, graph_options=tf.GraphOptions(
+            tf.OptimizerOptions(do_kernel_fusion=False, delay_recvs=delay)))
+        metadata = tf.RunMetadata()
+        with tf.Session(config=config) as sess:
+            values[delay] = sess.run(total, {x: np.ones((256, 256))}, FULL_TRACE, metadata)
+            assert values[delay] == sess.run(total, {x: np.ones((256, 256))})
+        peaks[delay] = metadata.peak_bytes()["/job:localhost/replica:0/task:0/device:CPU:1"]
+    assert values[True] == values[False]
+    megabyte = 256 * 256 * 4
+    assert peaks[True] <= peaks[False] - megabyte, peaks   # the received copy is not alive during the chain
+
+
+def tower_loss(x, y, scope):
+    """One tower of a data-parallel model: shared variables, its own slice of the batch."""
+    with tf.variable_scope("model", reuse=tf.AUTO_REUSE):
+        w = tf.get_variable("w", [4, 1], initializer=tf.zeros_initializer())
+        b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
+    return tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y), name=f"{scope}loss")
+
+
+def test_towers_average_their_gradients_as_tf1_programs_write_it():
+    """The multi-GPU pattern: variables on the CPU, one tower per '/gpu:%d' (soft placement onto logical CPUs)."""
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(64, 4)).astype(np.float32)
+    target = data @ np.array([[1.0], [-2.0], [0.5], [3.0]], np.float32) + 0.25
+    x, y = tf.placeholder(tf.float32, [64, 4]), tf.placeholder(tf.float32, [64, 1])
+    optimizer = tf.train.GradientDescentOptimizer(0.1)
+    tower_grads = []
+    for i, (xs, ys) in enumerate(zip(tf.split(x, 2), tf.split(y, 2))):
+        with tf.device(f"/gpu:{i}"), tf.name_scope(f"tower_{i}") as scope:
+            tower_grads.append(optimizer.compute_gradients(tower_loss(xs, ys, scope)))
+    averaged = [(tf.add_n([g for g, _ in pairs]) / 2.0, pairs[0][1]) for pairs in zip(*tower_grads)]
+    train = optimizer.apply_gradients(averaged)
+    loss = tower_loss(x, y, "all/")
+    config = tf.ConfigProto(device_count={"CPU": 2}, allow_soft_placement=True)
+    with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
+        first = sess.run(loss, {x: data, y: target})
+        for _ in range(200):
+            sess.run(train, {x: data, y: target})
+        assert sess.run(loss, {x: data, y: target}) < 1e-3 * first
+        devices = {op.assigned_device[-5:] for op in sess.plan(train, {x: None, y: None}).ops
+                   if op.name.startswith("tower_")}
+    assert devices == {"CPU:0", "CPU:1"}, "the towers should spread over both devices"
+
+
+def test_model_parallel_layers_on_two_devices_train_like_one():
+    rng = np.random.default_rng(1)
+    data = rng.normal(size=(32, 8)).astype(np.float32)
+    target = np.tanh(data[:, :1])
+    losses = {}
+    for devices in (1, 2):
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.set_random_seed(3)
+            x, y = tf.placeholder(tf.float32, [32, 8]), tf.placeholder(tf.float32, [32, 1])
+            with tf.device("/cpu:0"):
+                hidden = tf.layers.dense(x, 16, activation=tf.nn.tanh)
+            with tf.device(f"/cpu:{devices - 1}"):
+                loss = tf.losses.mean_squared_error(y, tf.layers.dense(hidden, 1))
+            train = tf.train.AdamOptimizer(0.01).minimize(loss)
+            with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+                sess.run(tf.global_variables_initializer())
+                losses[devices] = [sess.run([train, loss], {x: data, y: target})[1] for _ in range(50)]
+    np.testing.assert_allclose(losses[2], losses[1], rtol=1e-5)
+    assert losses[2][-1] < 0.5 * losses[2][0]

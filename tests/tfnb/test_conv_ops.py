@@ -10,11 +10,11 @@ import pytest
 import tfnb as tf
 from tfnb.framework.common_shapes import geometry_from_attrs
 from tfnb.kernels import conv, intra_op
-from tfnb.kernels.conv import choice, pooling, scratch
+from tfnb.kernels.conv import choice, gemm, pooling, scratch, winograd
 from tfnb.kernels.conv.fft import fft_backprop_filter, fft_forward
 from tfnb.kernels.conv.gemm import gemm_backprop_filter
 from tfnb.kernels.conv.rows import rows_backprop_filter, rows_claims, rows_forward
-from tfnb.kernels.conv.winograd import winograd_claims
+from tfnb.kernels.conv.winograd import WINOGRAD_3X3, WINOGRAD_5X5, winograd_matrices
 
 
 def run(fetches, feed_dict=None):
@@ -127,6 +127,8 @@ CONV_CASES = [  # (x shape, filter shape, strides, dilations, padding)
     ((2, 5, 6, 2), (3, 2, 2, 3), (2, 1), (1, 1), [[0, 0], [2, 1], [0, 3], [0, 0]]),
     ((1, 6, 5, 4), (1, 1, 4, 3), (2, 2), (1, 1), "SAME"),
     ((1, 4, 4, 2), (4, 4, 2, 2), (1, 1), (1, 1), "VALID"),
+    ((2, 5, 4, 3), (1, 1, 3, 4), (1, 1), (1, 1), "SAME"),
+    ((2, 9, 8, 3), (5, 5, 3, 2), (1, 1), (1, 1), "VALID"),
 ]
 
 
@@ -185,13 +187,22 @@ def test_every_algorithm_matches_the_reference_where_it_claims(case, dtype):
     assert checked >= 6
 
 
-def test_winograd_claims_exactly_3x3_stride_1_undilated():
+def test_winograd_claims_exactly_its_filter_size_at_stride_1_undilated():
     def geo(k, s, d):
         return geometry_from_attrs({"strides": [1, s, s, 1], "dilations": [1, d, d, 1], "padding": "SAME"},
                                    (8, 8), (k, k))
 
-    assert winograd_claims(geo(3, 1, 1))
-    assert not any(winograd_claims(geo(*args)) for args in [(5, 1, 1), (3, 2, 1), (3, 1, 2)])
+    assert WINOGRAD_3X3.claims(geo(3, 1, 1)) and WINOGRAD_5X5.claims(geo(5, 1, 1))
+    assert not any(WINOGRAD_3X3.claims(geo(*args)) for args in [(5, 1, 1), (3, 2, 1), (3, 1, 2)])
+    assert not WINOGRAD_5X5.claims(geo(3, 1, 1))
+
+
+@pytest.mark.parametrize("m,r", [(2, 3), (4, 3), (2, 5)])
+def test_winograd_matrices_compute_a_correlation_exactly(m, r):
+    at, g, bt = winograd_matrices(m, r)
+    rng = np.random.default_rng(3)
+    d, w = rng.standard_normal(m + r - 1), rng.standard_normal(r)
+    np.testing.assert_allclose(at @ ((g @ w) * (bt @ d)), np.correlate(d, w, "valid"), rtol=1e-12, atol=1e-12)
 
 
 def test_rows_claims_stride_1_in_height():
@@ -208,7 +219,8 @@ def test_algorithms_agree_at_a_realistic_size():
     x = rng.standard_normal((8, 16, 16, 16)).astype(np.float32)
     w = rng.standard_normal((3, 3, 16, 8)).astype(np.float32)
     geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (16, 16), (3, 3))
-    outputs = {name: fn(conv.Scratch(np), x, w, geo) for name, (_, fn) in conv.ALGORITHMS["forward"].items()}
+    outputs = {name: fn(conv.Scratch(np), x, w, geo) for name, (claims, fn) in conv.ALGORITHMS["forward"].items()
+               if claims(geo)}
     for name, out in outputs.items():
         np.testing.assert_allclose(out, outputs["gemm"], rtol=1e-4, atol=1e-4, err_msg=name)
 
@@ -265,9 +277,11 @@ def test_parallel_parts_give_the_serial_result(monkeypatch):
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
     threads = []
     with intra_op.RunThreads(3, 1):
-        recorded = _recording(scratch.per_chunk, threads)
-        for module in ("fft", "rows"):  # the algorithms that split their batch in chunks
-            monkeypatch.setattr(f"tfnb.kernels.conv.{module}.per_chunk", recorded)
+        for module, splitter in (("fft", "per_chunk"), ("fft", "each_chunk"), ("rows", "each_chunk"),
+                                 ("winograd", "each_chunk")):
+            # the algorithms that split their batch in chunks
+            monkeypatch.setattr(f"tfnb.kernels.conv.{module}.{splitter}",
+                                _recording(getattr(scratch, splitter), threads, splitter))
         np.testing.assert_allclose(fft_forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(fft_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
                                    rtol=1e-4, atol=1e-3)
@@ -276,11 +290,46 @@ def test_parallel_parts_give_the_serial_result(monkeypatch):
         np.testing.assert_allclose(rows_backprop_filter(conv.Scratch(np), x, dy, geo), reference,
                                    rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(rows_forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
-    assert threads and all(len(names) > 1 for names in threads)  # every chunked call ran beside helper threads
+        np.testing.assert_allclose(WINOGRAD_5X5.forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(WINOGRAD_5X5.backprop_filter(conv.Scratch(np), x, dy, geo), reference,
+                                   rtol=1e-4, atol=1e-3)
+    # Every call that split its batch statically ran beside helper threads (in_turns is tested apart).
+    assert threads and all(len(names) > 1 for names, splitter in threads if splitter == "per_chunk")
 
 
-def _recording(per_chunk, threads: list):
-    """scratch.per_chunk that also records which threads ran the parts of each call."""
+def test_winograd_chunks_of_tile_rows_that_span_images(monkeypatch):
+    rng = np.random.default_rng(13)
+    x, w = rng.standard_normal((3, 10, 9, 4)), rng.standard_normal((3, 3, 4, 5))
+    dy = rng.standard_normal((3, 10, 9, 5))
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (10, 9), (3, 3))
+    per_row = 36 * 3 * 5 * 8  # F(4x4, 3x3): 3 tiles a row, 5 channels at most, float64
+    monkeypatch.setattr(winograd, "_CHUNK_BYTES", per_row * 9 // 4)  # 9 tile rows in 4 chunks: [0, 2), [2, 4), ...
+    algorithm = winograd.WINOGRAD_4X4_3X3
+    np.testing.assert_allclose(algorithm.forward(conv.Scratch(np), x, w, geo),
+                               ref_conv(x, w, (1, 1), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(algorithm.backprop_filter(conv.Scratch(np), x, dy, geo),
+                               ref_backprop_filter(x, w.shape, dy, (1, 1), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
+
+
+def test_im2col_chunks_of_output_rows_that_span_images(monkeypatch):
+    rng = np.random.default_rng(15)
+    x, w = rng.standard_normal((3, 7, 6, 2)), rng.standard_normal((3, 2, 2, 4))
+    dy = rng.standard_normal((3, 4, 3, 4))
+    geo = geometry_from_attrs({"strides": [1, 2, 2, 1], "padding": "SAME"}, (7, 6), (3, 2))
+    # Images of 4 output rows; chunks of 3 (forward) and 5 (filter gradient: 4 gradients' bytes) rows.
+    monkeypatch.setattr(gemm, "_CHUNK_BYTES", 3 * 3 * 12 * 8)  # 3 rows of 3 positions of 12 float64 columns
+    np.testing.assert_allclose(gemm.gemm_forward(conv.Scratch(np), x, w, geo),
+                               ref_conv(x, w, (2, 2), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(gemm.gemm_backprop_filter(conv.Scratch(np), x, dy, geo),
+                               ref_backprop_filter(x, w.shape, dy, (2, 2), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
+
+
+def test_row_pieces_split_chunks_at_image_boundaries():
+    assert scratch.row_pieces(slice(2, 7), 3) == [(0, 2, 3), (1, 0, 3), (2, 0, 1)]
+
+
+def _recording(splitter, threads: list, label: str):
+    """A chunk splitter of scratch.py that also records which threads ran the parts of each call, with `label`."""
 
     def recorded(fn, *sizes):
         names = set()
@@ -289,11 +338,26 @@ def _recording(per_chunk, threads: list):
             names.add(threading.current_thread().name)
             return fn(selection)
 
-        result = per_chunk(part, *sizes)
-        threads.append(names)
+        result = splitter(part, *sizes)
+        threads.append((names, label))
         return result
 
     return recorded
+
+
+def test_in_turns_runs_parts_in_every_thread_and_returns_them_in_order(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    both_started = threading.Barrier(2, timeout=10)  # broken, and failing, unless two threads take parts
+
+    def part(index):
+        if index < 2:
+            both_started.wait()
+        return index, threading.current_thread().name
+
+    with intra_op.RunThreads(2, 1):
+        results = scratch.in_turns(part, 6, work=1)
+    assert [index for index, _ in results] == list(range(6))
+    assert len({name for _, name in results[:2]}) == 2
 
 
 # -- pooling --------------------------------------------------------------------------------------
@@ -356,6 +420,16 @@ def test_max_pool_grad_keeps_exact_zeros_beside_infinite_gradients():
     y = tf.nn.max_pool(x, 2, 2, "VALID")
     dx = run(tf.gradients(y, x, grad_ys=np.full((1, 2, 2, 1), np.inf, np.float32))[0])
     assert np.isinf(dx[0, 1::2, 1::2]).all() and (dx[0, 0::2] == 0).all() and (dx[0, :, 0::2] == 0).all()
+
+
+@pytest.mark.parametrize("s", [1, 2])
+def test_max_pool_grad_of_lowest_values_beside_padding_goes_to_real_elements(s):
+    x = np.full((1, 5, 5, 2), -np.inf, np.float32)
+    x[0, 2, 2, 0], x[0, 0, 4, 1] = 1, np.nan  # some windows all -inf, one reaching a NaN
+    dy = np.random.default_rng(14).standard_normal((1, -(-5 // s), -(-5 // s), 2)).astype(np.float32)
+    x_tensor = tf.constant(x)
+    dx = run(tf.gradients(tf.nn.max_pool(x_tensor, 3, s, "SAME"), x_tensor, grad_ys=dy)[0])
+    np.testing.assert_allclose(dx[..., 0], ref_max_pool_grad(x, dy, (3, 3), (s, s), "SAME")[..., 0], rtol=1e-6)
 
 
 def test_max_pool_on_integers_pads_with_the_lowest_value():

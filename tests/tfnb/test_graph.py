@@ -48,7 +48,7 @@ def test_tensor_lookup_and_close_match_suggestion():
     loss = tf.constant(1.0, name="loss")
     assert graph.get_tensor_by_name("loss:0") is loss
     assert graph.get_operation_by_name("loss") is loss.op
-    with pytest.raises(tf.errors.NotFoundError, match="Did you mean 'loss'"):
+    with pytest.raises(KeyError, match="Did you mean 'loss'"):
         graph.get_tensor_by_name("los:0")
     with pytest.raises(KeyError):
         graph.get_operation_by_name("lossy")
@@ -151,7 +151,8 @@ def test_static_shapes_and_set_shape():
 def test_broadcast_shape_error_names_op_and_line():
     a = tf.placeholder(tf.float32, [2, 3])
     b = tf.placeholder(tf.float32, [4])
-    with pytest.raises(ValueError, match=r"Dimensions must be equal, but are 3 and 4 for 'add'") as info:
+    with pytest.raises(ValueError, match=r"Dimensions must be equal, but are 3 and 4 for '\{\{node add\}\} = Add\(Placeholder, Placeholder_1\)' "
+                       r"with input shapes: \[2,3\], \[4\]") as info:
         _ = a + b
     assert "test_graph.py" in str(info.value)
 

@@ -2,6 +2,7 @@
 in every kind of plan, and values released after their last reader in loop plans."""
 
 import io
+import time
 import threading
 import weakref
 from contextlib import redirect_stderr
@@ -231,3 +232,52 @@ def test_a_value_is_not_overwritten_while_a_view_of_it_is_still_read():
     value = np.arange(16, dtype=np.float32).reshape(4, 4) - 8
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(z, {x: value}), (value @ value).reshape(16))
+
+
+# -- runs that can be stopped --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["generated", "reference"])
+def test_a_loop_that_never_ends_is_stopped_by_the_runs_deadline(traced):
+    i = tf.while_loop(lambda i: i >= 0, lambda i: i + 1, [tf.constant(0)], name="forever")
+    options = tf.RunOptions(timeout_in_ms=200, trace_level=tf.RunOptions.FULL_TRACE if traced else 0)
+    with tf.Session() as sess:
+        started = time.monotonic()
+        with pytest.raises(tf.errors.DeadlineExceededError, match="Timed out after 200 ms") as caught:
+            sess.run(i, options=options, run_metadata=tf.RunMetadata())
+        assert 0.2 <= time.monotonic() - started < 2.0
+        assert caught.value.op is not None and caught.value.op.name.startswith("forever/")
+        bounded = tf.while_loop(lambda k: k < 10, lambda k: k + 1, [tf.constant(0)])
+        assert sess.run(bounded, options=tf.RunOptions(timeout_in_ms=200)) == 10, "the session stays usable"
+
+
+@pytest.fixture
+def interruptible():
+    """A test-only op 'Interruptible': a copy of its input, or a KeyboardInterrupt (as Ctrl-C) for a negative one."""
+    register_op("Interruptible", same_as_input(0))
+
+    @kernel("Interruptible")
+    def interruptible_kernel(node):
+        def run(x):
+            if np.any(x < 0):
+                raise KeyboardInterrupt
+            return x.copy()
+        return run
+
+    yield lambda x: tf.get_default_graph().create_op("Interruptible", [tf.convert_to_tensor(x)]).outputs[0]
+    del _OPS["Interruptible"]
+    del _KERNELS[("Interruptible", "*")]
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+def test_an_interrupted_run_leaves_the_session_usable(interruptible, devices):
+    counter = tf.Variable(0.0)
+    x = tf.placeholder(tf.float32, [2])
+    with tf.device(f"/cpu:{devices - 1}"):
+        y = interruptible(x) + counter.assign_add(1.0)
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+        sess.run(counter.initializer)
+        with pytest.raises(KeyboardInterrupt):
+            sess.run(y, {x: [-1.0, 2.0]})
+        value = sess.run(y, {x: [3.0, 4.0]})
+        np.testing.assert_array_equal(value, np.array([3.0, 4.0]) + sess.run(counter))

@@ -115,7 +115,8 @@ def test_colocated_ops_share_a_device():
 
 
 def test_lossy_transfer_compression_truncates_to_16_bits():
-    config = no_rewrites(device_count={"CPU": 2}, compress_transfers=True)
+    config = no_rewrites(device_count={"CPU": 2})
+    config.graph_options.enable_bfloat16_sendrecv = True
     with tf.device("/cpu:0"):
         a = tf.identity(tf.constant(np.float32(1.0 + 2 ** -20)))
     with tf.device("/cpu:1"):
@@ -124,3 +125,37 @@ def test_lossy_transfer_compression_truncates_to_16_bits():
         assert sess.run(b) == np.float32(1.0)
     with tf.Session(config=no_rewrites(device_count={"CPU": 2})) as sess:
         assert sess.run(b) == np.float32(1.0 + 2 ** -20)
+
+
+def test_bfloat16_transfers_halve_the_bytes_moved_and_training_still_learns():
+    def train(bfloat16: bool) -> tuple[list, int]:
+        graph = tf.Graph()
+        with graph.as_default():
+            rng = np.random.default_rng(0)
+            x = tf.placeholder(tf.float32, [32, 8])
+            y = tf.placeholder(tf.float32, [32, 1])
+            with tf.device("/cpu:0"):
+                w1 = tf.Variable(rng.normal(size=(8, 16)).astype(np.float32) * 0.3)
+                hidden = tf.nn.tanh(tf.matmul(x, w1))
+            with tf.device("/cpu:1"):
+                w2 = tf.Variable(rng.normal(size=(16, 1)).astype(np.float32) * 0.3)
+                loss = tf.reduce_mean(tf.square(tf.matmul(hidden, w2) - y))
+                train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        config = tf.ConfigProto(device_count={"CPU": 2},
+                                graph_options=tf.GraphOptions(enable_bfloat16_sendrecv=bfloat16))
+        data = np.random.default_rng(1).normal(size=(32, 8)).astype(np.float32)
+        target = np.sin(data.sum(axis=1, keepdims=True))
+        losses = []
+        with tf.Session(graph=graph, config=config) as sess:
+            sess.run(tf.variables_initializer([w1, w2]))
+            for _ in range(60):
+                losses.append(sess.run([train_op, loss], {x: data, y: target})[1])
+            metadata = tf.RunMetadata()
+            sess.run(train_op, {x: data, y: target}, tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), metadata)
+        return losses, metadata.bytes_moved()
+
+    exact, exact_bytes = train(False)
+    lossy, lossy_bytes = train(True)
+    assert lossy_bytes * 2 == exact_bytes > 0
+    assert lossy[-1] < 0.5 * lossy[0] and exact[-1] < 0.5 * exact[0]
+    assert lossy != exact  # the low bits were lost on the way, and the run shows it

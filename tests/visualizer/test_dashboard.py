@@ -8,9 +8,18 @@ import numpy as np
 import pytest
 
 import tfnb as tf
+from tfnb.framework.summary_proto import Histogram
 from tfnb.visualizer import Dashboard
 from tfnb.visualizer import dashboard as dashboard_module
-from tfnb.visualizer.dashboard import BASIS_POINTS, STEP_TIME, load_bokehjs, smooth
+from tfnb.visualizer.dashboard import (
+    BASIS_POINTS,
+    RIDGE_EVERY,
+    SAMPLES_PER_DOUBLING,
+    STEP_TIME,
+    load_bokehjs,
+    rebinned,
+    smooth,
+)
 
 
 def stored_points(dash: Dashboard, tag: str) -> int:
@@ -32,6 +41,11 @@ def stored_points(dash: Dashboard, tag: str) -> int:
     return shapes[0]
 
 
+def series(dash: Dashboard, tag: str, run: str = "") -> dict:
+    """Every column of a plot's data, as lists."""
+    return {column: values.tolist() for column, values in dash.data(tag, run).items()}
+
+
 def summaries_of_a_run(steps: int):
     """Serialized merged summaries (loss, activations) of `steps` steps of a small graph."""
     x = tf.placeholder(tf.float32, [None])
@@ -42,28 +56,52 @@ def summaries_of_a_run(steps: int):
         return [sess.run(merged, {x: np.linspace(-1, 1, 101) * (step + 1)}) for step in range(steps)]
 
 
-def test_summaries_become_scalar_and_distribution_plots():
+def test_summaries_become_scalar_distribution_and_histogram_plots():
     dash = Dashboard()
     for step, summary in enumerate(summaries_of_a_run(5)):
         dash.add_summary(summary, step)
     dash.flush()
-    assert dash.tags == ["loss", "activations", STEP_TIME]
+    assert dash.tags == ["loss", "activations", "histograms/activations", STEP_TIME]
     assert dash.points("loss") == 5 and dash.points(STEP_TIME) == 4
-    np.testing.assert_allclose(dash._plots["loss"].source.data["value"], 0.0, atol=1e-6)
-    bands = dash._plots["activations"].source.data
+    np.testing.assert_allclose(dash.data("loss")["value"], 0.0, atol=1e-6)
+    bands = dash.data("activations")
     last = [bands[f"p{bp}"][-1] for bp in BASIS_POINTS]
     assert last[0] == pytest.approx(-5.0) and last[-1] == pytest.approx(5.0)
     assert last == sorted(last) and last[4] == pytest.approx(0.0, abs=0.3)
+    ridges = dash.data("histograms/activations")
+    assert ridges["step"].tolist() == [0.0]               # every RIDGE_EVERY-th sample, from the first
+    xs, ys = ridges["xs"][-1], ridges["ys"][-1]
+    assert xs[0] == pytest.approx(-1.0) and xs[-1] == pytest.approx(1.0)
+    assert ys[0] == ys[-1] == 0.0 and min(ys) < 0.0      # drawn upwards from its step's baseline
+    assert dash._plots["activations"].figure.title.text == "activations (distribution)"
+    assert dash._plots["histograms/activations"].figure.title.text == "activations (histograms)"
 
 
-def test_distributions_draw_the_latest_histogram_of_each_refresh():
-    dash = Dashboard(refresh_secs=3600)
-    summaries = summaries_of_a_run(4)
-    for step, summary in enumerate(summaries):
+def test_histograms_are_sampled_at_least_every_percent_of_a_run():
+    dash = Dashboard()
+    summary = summaries_of_a_run(1)[0]
+    for step in range(2000):
         dash.add_summary(summary, step)
     dash.flush()
-    assert dash.points("loss") == 4
-    assert dash._plots["activations"].source.data["step"].tolist() == [0.0, 3.0]
+    steps = dash.data("activations")["step"]
+    assert steps[0] == 0 and steps[-1] > 1980 and len(steps) >= 100
+    assert np.diff(steps).max() <= 2000 // 100          # never more than 1% of the run between two samples
+    assert np.diff(steps[:SAMPLES_PER_DOUBLING]).max() == 1
+    assert len(dash.data("histograms/activations")["step"]) == -(-len(steps) // RIDGE_EVERY)
+    chosen = Dashboard(histogram_every=50)
+    for step in range(2000):
+        chosen.add_summary(summary, step)
+    chosen.flush()
+    assert chosen.data("activations")["step"].tolist() == list(range(0, 2000, 50))
+
+
+def test_rebinned_histograms_keep_their_counts():
+    values = np.random.default_rng(0).normal(size=1000)
+    centres, density = rebinned(Histogram.of(values))
+    width = centres[1] - centres[0]
+    assert len(centres) == 30 and density.sum() * width == pytest.approx(1000)
+    assert centres[0] == pytest.approx(values.min() + width / 2)
+    assert abs(centres[density.argmax()]) < 0.5
 
 
 def test_smoothing_is_tensorboards_debiased_moving_average():
@@ -72,23 +110,53 @@ def test_smoothing_is_tensorboards_debiased_moving_average():
     assert smooth([1.0, 3.0], 0.0) == [1.0, 3.0]
 
 
-def test_the_slider_resmooths_every_point():
+def test_the_slider_changes_the_drawn_line_and_never_the_data():
     dash = Dashboard(smoothing=0.0)
-    for step, loss in enumerate([4.0, 2.0, 1.0]):
-        dash.add_scalars({"loss": loss}, step)
-    dash.flush()
-    assert dash._plots["loss"].source.data["smoothed"].tolist() == [4.0, 2.0, 1.0]
+    for step in dash.progress(range(50)):
+        dash.add_scalars({"loss": 4.0 / (step + 1)}, step)
+    before = {tag: series(dash, tag) for tag in ("loss", STEP_TIME)}
+    stored = stored_points(dash, "loss")
     dash._slider.value = 0.5
-    assert dash._plots["loss"].source.data["smoothed"].tolist() == pytest.approx(smooth([4.0, 2.0, 1.0], 0.5))
+    dash._slider.value = 0.9
+    assert {tag: series(dash, tag) for tag in ("loss", STEP_TIME)} == before
+    assert stored_points(dash, "loss") == stored == 50
+    assert dash._plots["loss"].smoothing.args == {"weight": 0.9}
+    assert dash.smoothed("loss") == pytest.approx(smooth(before["loss"]["value"], 0.9))
 
 
-def test_progress_counts_steps_and_times_each_one():
+def test_the_first_step_is_reported_apart_from_the_step_times():
     dash = Dashboard()
     for step in dash.progress(range(7)):
+        if step == 0:
+            time.sleep(0.05)                       # as a first run compiles the plan
         dash.add_scalars({"loss": 1.0 / (step + 1)}, step)
-    assert dash.points("loss") == 7 and dash.points(STEP_TIME) == 7
+    assert dash.points("loss") == 7 and dash.points(STEP_TIME) == 6
+    assert dash.data(STEP_TIME)["step"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert dash.first_step_ms[""] >= 50 and max(dash.data(STEP_TIME)["value"]) < 50
+    assert "first step" in dash._first_step.value and "compiles" in dash._first_step.value
     assert dash._bar._bar.value == 7 and dash._bar._bar.bar_style == "success"
     assert dash._bar._text.value.startswith("7/7")
+
+
+def test_two_runs_share_each_figure_in_their_own_colours():
+    dash = Dashboard()
+    for run, scale in (("adam", 1.0), ("sgd", 2.0)):
+        for step in range(3):
+            dash.add_scalars({"loss": scale * step}, step, run=run)
+    dash.flush()
+    assert dash.runs == ["adam", "sgd"] and dash.tags == ["loss", STEP_TIME]
+    assert dash.data("loss", "sgd")["value"].tolist() == [0.0, 2.0, 4.0]
+    lines = dash._plots["loss"].figure.renderers
+    assert len(lines) == 4 and lines[0].glyph.line_color != lines[2].glyph.line_color
+    assert [item.label.value for item in dash._plots["loss"].figure.legend[0].items] == ["adam", "sgd"]
+
+
+def test_a_plot_appears_with_its_first_points_already_in_it():
+    dash = Dashboard(refresh_secs=3600)
+    assert dash._boxes["scalars"].children == ()
+    dash.add_scalars({"loss": 1.0}, 0)        # the first point is pushed at once
+    (widget,) = dash._boxes["scalars"].children
+    assert widget is dash._plots["loss"].widget and stored_points(dash, "loss") == 1
 
 
 def test_attach_writes_event_files_and_plots(tmp_path):
@@ -169,3 +237,13 @@ def test_a_dashboard_costs_a_small_share_of_a_training_step():
     # The target is 5% (measured: about 3.5% with `python -m benchmarks.bench_dashboard`); twice that
     # leaves room for a busy machine.
     assert overhead < 0.10, f"an attached Dashboard adds {overhead:.1%} to a training step with summaries"
+
+
+def test_the_dashboards_own_work_is_not_counted_in_step_times(monkeypatch):
+    dash = Dashboard()
+    refresh = dash._maybe_refresh
+    monkeypatch.setattr(dash, "_maybe_refresh", lambda now: (time.sleep(0.03), refresh(now)))
+    for step in dash.progress(range(5)):
+        dash.add_scalars({"loss": 1.0}, step)          # each call spends 30 ms in the dashboard
+    assert max(dash.data(STEP_TIME)["value"]) < 25 and dash.first_step_ms[""] < 25
+    assert dash._plots[STEP_TIME].figure.y_scale.__class__.__name__ == "LogScale"

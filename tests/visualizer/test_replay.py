@@ -285,3 +285,46 @@ def test_the_record_says_which_arrival_made_an_instance_ready():
     labels = [i.label for i in replay.instances]
     assert replay.readied_by(labels.index("cond/Merge")) == "cond/sub"   # the live branch, not the dead one
     assert replay.readied_by(labels.index("x")) is None
+
+
+def test_a_loop_replay_has_an_iteration_slider_per_frame(loop_replay):
+    (slider,) = loop_replay.iteration_sliders.values()
+    assert slider.description == "loop iteration" and (slider.min, slider.max) == (0, 2)
+    slider.value = 1                       # jumps to the first step of iteration 1
+    assert loop_replay.step == LOOP_ORDER.index(tagged("Merge", 1))
+    loop_replay.step = LOOP_ORDER.index(tagged("add", 2))
+    assert slider.value == 2               # follows the step
+    loop_replay.step = 0
+    assert slider.value == 2               # a root-frame instance leaves it where it was
+
+
+def test_nested_frames_jump_within_the_outer_iteration_shown():
+    def body(i):
+        inner = tf.while_loop(lambda j: j < 2, lambda j: j + 1, [tf.constant(0)])
+        return i + inner - 1
+    replay = traced_session_run(tf.while_loop(lambda i: i < 3, body, [tf.constant(0)]))
+    assert list(replay.iteration_sliders) == ["while", "while/while"]
+    outer, inner = replay.iteration_sliders.values()
+    outer.value = 1
+    assert frame_path(replay.instances[replay.step].frame)[0] == ("while", 1)
+    inner.value = 2
+    assert frame_path(replay.instances[replay.step].frame) == [("while", 1), ("while/while", 2)]
+    assert outer.value == 1
+
+
+def test_play_speed_is_set_in_steps_per_second(replay):
+    assert replay.speed.value == pytest.approx(2.5) and replay.play.interval == 400
+    replay.speed.value = 20.0
+    assert replay.play.interval == 50
+
+
+def test_the_view_follows_the_running_node(replay):
+    replay.step = 3
+    assert replay.view.focus["id"] == "b" and replay.view.focus["mode"] == "keep"
+    replay.step = 4
+    assert replay.view.focus["id"] == "d"
+
+
+def test_the_step_slider_spans_the_cell(replay):
+    assert replay.slider.layout.flex == "1 1 auto"
+    assert replay.children[0].layout.width == "100%"

@@ -1,4 +1,4 @@
-"""Timeline: one Gantt row per device, one bar per op, hover details, BokehJS loaded first."""
+"""Timeline: one lane per device and thread, labelled bars, a legend, loop iterations; BokehJS loaded first."""
 
 import numpy as np
 from bokeh.models import HoverTool
@@ -49,7 +49,7 @@ def test_rows_split_by_thread_when_a_device_used_several():
     stats[0].thread_id, stats[1].thread_id = 111, 222
     stats[1].device = stats[0].device
     rows = set(timeline_module.timeline_data(metadata)["row"])
-    assert {"CPU:0 thread 0", "CPU:0 thread 1"} <= rows
+    assert {"CPU:0 · thread 0", "CPU:0 · thread 1"} <= rows
 
 
 def test_a_timeline_loads_bokehjs_first(monkeypatch):
@@ -57,3 +57,47 @@ def test_a_timeline_loads_bokehjs_first(monkeypatch):
     monkeypatch.setattr(timeline_module, "load_bokehjs", lambda: loads.append("BokehJS"))
     Timeline(two_device_run())
     assert loads == ["BokehJS"]
+
+
+def test_lanes_are_tall_bars_labelled_and_op_types_in_a_legend():
+    timeline = Timeline(two_device_run())
+    figure = timeline.figure
+    assert figure.height >= timeline_module.MIN_HEIGHT_PX
+    data = timeline.data
+    span = max(data["end"])
+    for row in set(data["row"]):
+        bars = [i for i, r in enumerate(data["row"]) if r == row]
+        longest = max(bars, key=lambda i: data["duration"][i])
+        assert data["label"][longest] == data["name"][longest]      # every lane names its longest bar
+        for i in bars:
+            wide = data["duration"][i] >= timeline_module.LABEL_SHARE * span
+            longest_too = data["duration"][i] == data["duration"][longest]
+            assert data["label"][i] == (data["name"][i] if wide or longest_too else "")
+    assert any(type(r.glyph).__name__ == "Text" for r in figure.renderers)
+    (legend,) = figure.legend
+    assert legend in figure.right and legend.title == "op type"
+    assert {item.label.field for item in legend.items} == {"op_type"}
+
+
+def loop_run() -> tf.RunMetadata:
+    i = tf.constant(0, name="i")
+    out = tf.while_loop(lambda i: i < 2, lambda i: i + 1, [i], name="loop")
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(out, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=metadata)
+    return metadata
+
+
+def test_loop_instances_carry_frame_and_iteration_in_the_timeline_and_the_chrome_trace():
+    metadata = loop_run()
+    data = timeline_module.timeline_data(metadata)
+    assert "loop/add [loop:1]" in data["name"]
+    dead = data["name"].index("loop/add [loop:2]")
+    assert data["op_type"][dead] == "Add (dead)" and data["colour"][dead] == timeline_module.DEAD_COLOUR
+    events = [e for e in metadata.to_chrome_trace()["traceEvents"] if e["ph"] == "X"]
+    adds = [e for e in events if e["args"]["op"] == "Add"]
+    assert [(e["name"], e["args"]["frame"], e["args"]["iteration"]) for e in adds] == [
+        ("loop/add [loop:0]", "loop", 0), ("loop/add [loop:1]", "loop", 1), ("loop/add [loop:2]", "loop", 2)]
+    assert adds[-1]["args"]["dead"] is True and "dead" not in adds[0]["args"]
+    outside = next(e for e in events if e["name"] == "i")
+    assert "frame" not in outside["args"]

@@ -7,6 +7,8 @@ same tensor are summed. The result is ordinary graph: it can be fetched, traced 
 
 from __future__ import annotations
 
+import enum
+
 from tfnb.autodiff import while_grad
 from tfnb.autodiff.backward_paths import ops_between, sum_partials
 from tfnb.framework.graph import get_default_graph
@@ -16,14 +18,26 @@ from tfnb.ops.array.filling import ones_like, zeros_like
 from tfnb.ops.constant_op import convert_to_tensor
 
 
+class UnconnectedGradients(enum.Enum):
+    """What tf.gradients gives for an x that ys do not depend on: None, or zeros shaped like x."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
 def gradients(ys, xs, grad_ys=None, name: str = "gradients", colocate_gradients_with_ops: bool = False,
-              gate_gradients: bool = False, aggregation_method=None, stop_gradients=None) -> list:
-    """d(sum of ys)/d(x) for each x in xs, as tensors; None for an x that ys do not depend on."""
+              gate_gradients: bool = False, aggregation_method=None, stop_gradients=None,
+              unconnected_gradients=UnconnectedGradients.NONE) -> list:
+    """d(sum of ys)/d(x) for each x in xs, as tensors; for an x that ys do not depend on, None (or zeros with
+    unconnected_gradients='zero')."""
+    unconnected = UnconnectedGradients(unconnected_gradients.value if isinstance(
+        unconnected_gradients, UnconnectedGradients) else unconnected_gradients)
     ys = [_as_tensor(y) for y in _as_list(ys)]
-    xs = [_as_tensor(x) for x in _as_list(xs)]
+    given_xs = _as_list(xs)
+    xs = [_as_tensor(x) for x in given_xs]
     grad_ys = _as_list(grad_ys) if grad_ys is not None else [None] * len(ys)
     stops = {_as_tensor(s) for s in _as_list(stop_gradients or [])}
-    graph = ys[0].graph if ys else get_default_graph()
+    graph = _common_graph(ys + xs + list(stops) + [g for g in grad_ys if isinstance(g, Tensor)])
     with graph.as_default(), graph.name_scope(name):
         between = ops_between(graph, ys, xs, stops)
         grads: dict[Tensor, list[Tensor]] = {}
@@ -31,7 +45,11 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", colocate_gradients_
             seed = ones_like(y, name="grad_ys") if grad_y is None else convert_to_tensor(grad_y, y.dtype)
             grads.setdefault(y, []).append(seed)
         backprop(graph, between, grads, stops)
-        return [sum_partials(grads.get(x)) if _differentiable(x) else None for x in xs]
+        results = [sum_partials(grads.get(x)) if _differentiable(x) else None for x in xs]
+        if unconnected is UnconnectedGradients.ZERO:
+            results = [zeros_like(convert_to_tensor(given)) if result is None else result
+                       for result, given in zip(results, given_xs)]
+        return results
 
 
 def _differentiable(tensor: Tensor) -> bool:
@@ -73,6 +91,18 @@ def backprop(graph, between: set[Operation], grads: dict, stops) -> None:
         for tensor, grad in zip(op.inputs, in_grads):
             if grad is not None and tensor.op in between:
                 grads.setdefault(tensor, []).append(grad)
+
+
+def _common_graph(tensors: list[Tensor]):
+    """The graph of all `tensors` (the default graph if there are none); ValueError, as TF, if they differ."""
+    if not tensors:
+        return get_default_graph()
+    first = tensors[0]
+    for tensor in tensors[1:]:
+        if tensor.graph is not first.graph:
+            raise ValueError(f"{tensor} must be from the same graph as {first} (graphs are {tensor.graph} and "
+                             f"{first.graph}).")
+    return first.graph
 
 
 def _as_list(value) -> list:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from tfnb.framework.errors import NotFoundError
 from tfnb.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
@@ -66,8 +65,8 @@ def _as_fetch_element(graph, fetch):
         fetch = fetch.decode()
     try:
         return graph.as_graph_element(fetch)
-    except NotFoundError as error:
-        message = error.message
+    except KeyError as error:
+        message = error.args[0]
     except ValueError as error:
         message = str(error)
     except TypeError as error:

@@ -2,7 +2,8 @@
 
 Each distinct (fetches, fed tensors, graph version) request goes through the compile pipeline once
 (tfnb/runtime/pipeline.py); later runs call the cached plan's generated code, and traced runs its
-reference executor. `Session.plan(fetches, feed_dict)` hands out the compiled plan.
+reference executor. `Session.plan(fetches, feed_dict)` hands out the compiled plan. A target that an
+opener claims (tfnb/client/targets.py: a cluster's server or scheduler) compiles for its devices instead.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from tfnb.client.config import ConfigProto, GraphOptions, OptimizerOptions
 from tfnb.client.fetches import flatten, freeze
+from tfnb.client.targets import open_target
 from tfnb.framework.default_session import session_scope
 from tfnb.framework.dtypes import to_numpy
 from tfnb.framework.errors import InvalidArgumentError, OpError, ResourceExhaustedError
@@ -27,6 +29,7 @@ from tfnb.framework.tensor import Tensor
 from tfnb.runtime.binding import KernelCache
 from tfnb.runtime.concurrent import InterOpThreads
 from tfnb.runtime.devices import LocalDevice, local_devices
+from tfnb.runtime.functions import FunctionLibrary
 from tfnb.runtime.pipeline import CompileOptions, Executable, compile_plan
 from tfnb.runtime.plan import Plan
 from tfnb.runtime.rendezvous import to_host
@@ -73,9 +76,11 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._target = target
         self._config = config or ConfigProto()
-        self._devices = local_devices(self._config.device_count)
+        self._remote = open_target(target, self._config)
+        self._devices = self._remote.devices if self._remote is not None else local_devices(self._config.device_count)
         self._resources = ResourceManager(target)
         self._kernels = KernelCache(self._resources)
+        self._kernels.functions = FunctionLibrary(self._kernels, self._devices)
         inter_op = self._config.inter_op_parallelism_threads
         self._inter_op = InterOpThreads(inter_op or max(2, len(self._devices))) if inter_op != 1 else None
         self._cache: dict = {}
@@ -146,7 +151,7 @@ class Session:
                 else:
                     values = compiled.run(feeds, step)
             except Exception as error:
-                raise _attribute(error, compiled.executable) from error
+                raise attributed_error(error, compiled.executable) from error
         return compiled.finish(values)
 
     def _run_traced(self, compiled: _Compiled, feeds, step, run_metadata: RunMetadata | None):
@@ -170,7 +175,7 @@ class Session:
                 try:
                     results = compiled.run(feeds, step)
                 except Exception as error:
-                    raise _attribute(error, compiled.executable) from error
+                    raise attributed_error(error, compiled.executable) from error
             return compiled.finish(results)
 
         return call
@@ -203,10 +208,14 @@ class Session:
                                  cse=enabled and optimizer.do_common_subexpression_elimination,
                                  fuse=enabled and optimizer.do_kernel_fusion, plain=plain,
                                  allow_soft_placement=self._config.allow_soft_placement,
-                                 compress_transfers=self._config.compress_transfers,
-                                 intra_op_threads=self._config.intra_op_parallelism_threads)
+                                 compress_transfers=self._config.graph_options.enable_bfloat16_sendrecv,
+                                 intra_op_threads=self._config.intra_op_parallelism_threads,
+                                 delay_recvs=optimizer.delay_recvs)
         with self._lock:
-            executable = compile_plan(leaves, feeds, self._devices, self._kernels, options, self._inter_op)
+            if self._remote is not None:
+                executable = self._remote.compile(self._graph, leaves, feeds, self._kernels, options)
+            else:
+                executable = compile_plan(leaves, feeds, self._devices, self._kernels, options, self._inter_op)
         if self._config.log_device_placement:
             for op in executable.plan.ops:
                 print(f"{op.name}: ({op.type}): {executable.plan.placement[op]}", file=sys.stderr)
@@ -228,6 +237,8 @@ class Session:
         if key.graph is not self._graph:
             raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key.name} is not an element of this "
                             f"session's graph.")
+        if not self._graph.is_feedable(key):
+            raise ValueError(f"Tensor {key.name} may not be fed.")
         return key
 
     # -- lifetime ---------------------------------------------------------------------------------
@@ -235,11 +246,18 @@ class Session:
     @staticmethod
     def reset(target: str, containers=None, config: ConfigProto | None = None) -> None:
         """Clears the named resource containers of `target` (all of them when `containers` is None)."""
-        reset_containers(target, containers)
+        remote = open_target(target, config or ConfigProto())
+        if remote is None:
+            reset_containers(target, containers)
+            return
+        remote.reset(containers)
+        remote.close()
 
     def close(self) -> None:
         """Releases the session's resources; running afterwards raises RuntimeError."""
         self._closed = True
+        if self._remote is not None:
+            self._remote.close()
         self._resources.reset()
         self._cache.clear()
         self._kernels.clear()
@@ -281,35 +299,56 @@ class InteractiveSession(Session):
 
 
 def _feed_check(tensor: Tensor) -> Callable:
-    """A function converting a fed value to `tensor`'s dtype and checking it against its static shape."""
+    """A function converting a fed value to `tensor`'s dtype and checking it against its static shape, as TF does.
+
+    tfnb differs from TF: a lossy conversion between kinds (floats for an int tensor) is a TypeError, not a cast.
+    """
     dtype = tensor.dtype
     np_dtype = dtype.np_dtype
     dims = tensor.shape.as_tuple()
     fully_defined = dims is not None and None not in dims
 
-    def fail(message: str):
-        raise InvalidArgumentError(None, tensor.op, message)
-
     def convert(value):
+        if isinstance(value, Tensor):
+            raise TypeError(f"The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
+                            f"Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, the "
+                            f"tensor object was {value} which was passed to the argument `feed_dict` with key "
+                            f"{tensor}.")
         if dtype.name == "string":
             return to_numpy(value, dtype)
+        if type(value) is int:
+            _check_python_int(value, tensor)
         array = value if isinstance(value, np.ndarray) else np.asarray(value)
-        if array.dtype != np_dtype:
-            if array.dtype.kind in "OUS" or not np.can_cast(array.dtype, np_dtype, "same_kind"):
-                fail(f"Cannot feed a value of dtype {array.dtype} for Tensor '{tensor.name}', which has dtype "
-                     f"{dtype.name}")
-            array = array.astype(np_dtype)
-        return array
+        if array.dtype == np_dtype:
+            return array
+        # As TF: strings and Python objects go through NumPy's conversion, whose ValueError or TypeError says why.
+        if array.dtype.kind not in "OUS" and not np.can_cast(array.dtype, np_dtype, "same_kind"):
+            raise TypeError(f"Cannot feed a value of dtype {array.dtype} for Tensor {tensor.name}, which has dtype "
+                            f"{dtype.name}: tfnb refuses a conversion that may lose values")
+        return array.astype(np_dtype)
 
     def check(value):
         array = value if type(value) is np.ndarray and value.dtype == np_dtype else convert(value)
         shape = array.shape
         if shape != dims and dims is not None and (fully_defined or len(shape) != len(dims) or any(
                 d is not None and d != s for d, s in zip(dims, shape))):
-            fail(f"Cannot feed value of shape {shape} for Tensor '{tensor.name}', which has shape {tensor.shape}")
+            raise ValueError(f"Cannot feed value of shape {shape} for Tensor {tensor.name}, which has shape "
+                             f"{tensor.shape}")
         return array
 
     return check
+
+
+def _check_python_int(value: int, tensor: Tensor) -> None:
+    """TypeError, as TF, when a Python int fed to `tensor` does not survive conversion to its dtype."""
+    try:
+        fits = tensor.dtype.np_dtype.type(value) == value
+    except OverflowError:
+        fits = False
+    if not fits:
+        raise TypeError(f"Type of feed value {value} with type {type(value)} is not compatible with Tensor type "
+                        f"{tensor.dtype.np_dtype.type}. Try explicitly setting the type of the feed tensor to a "
+                        f"larger type (e.g. int64).")
 
 
 def _aliases_state(tensor: Tensor, fed: set) -> bool:
@@ -324,7 +363,7 @@ def _aliases_state(tensor: Tensor, fed: set) -> bool:
     return False
 
 
-def _attribute(error: Exception, executable: Executable) -> Exception:
+def attributed_error(error: Exception, executable: Executable) -> Exception:
     """The error to raise for a kernel failure: a TF error class naming the op that failed."""
     op = getattr(error, "tfnb_op", None)  # set where one line runs several ops (reference executor, fusion)
     trace = error.__traceback__

@@ -1,10 +1,21 @@
-"""tf.contrib.layers: weight regularizers, for get_variable(..., regularizer=...) or apply_regularization."""
+"""tf.contrib.layers: layer functions (fully_connected, conv2d, flatten, batch_norm, pooling), initializers
+(xavier_initializer), and weight regularizers for get_variable(..., regularizer=...) or apply_regularization."""
 
 from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
 
+from tfnb.contrib.initializers import variance_scaling_initializer, xavier_initializer
+from tfnb.contrib.layer_functions import (
+    avg_pool2d,
+    batch_norm,
+    conv2d,
+    convolution2d,
+    flatten,
+    fully_connected,
+    max_pool2d,
+)
 from tfnb.framework.graph import (
     GraphKeys,
     add_to_collection,
@@ -15,7 +26,9 @@ from tfnb.framework.tensor import Tensor
 from tfnb.ops import math_ops, nn_ops
 from tfnb.ops.constant_op import constant, convert_to_tensor
 
-__all__ = ["l1_regularizer", "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization"]
+__all__ = ["l1_regularizer", "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization",
+           "fully_connected", "conv2d", "convolution2d", "flatten", "batch_norm", "max_pool2d", "avg_pool2d",
+           "xavier_initializer", "variance_scaling_initializer"]
 
 _WEIGHTS = "weights"  # TF's GraphKeys.WEIGHTS
 

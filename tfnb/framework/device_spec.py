@@ -90,9 +90,18 @@ def merge(outer: str, inner: str) -> str:
     return DeviceSpec.from_string(outer).merge_from(DeviceSpec.from_string(inner)).to_string()
 
 
-def local_device(device_type: str, index: int) -> str:
-    """A device of this process: `/job:localhost/replica:0/task:0/device:CPU:0`."""
-    return f"/job:localhost/replica:0/task:0/device:{device_type}:{index}"
+LOCAL_TASK = "/job:localhost/replica:0/task:0"
+
+
+def local_device(device_type: str, index: int, task: str = LOCAL_TASK) -> str:
+    """A device of `task` (this process by default): `/job:localhost/replica:0/task:0/device:CPU:0`."""
+    return f"{task}/device:{device_type}:{index}"
+
+
+def task_of(name: str) -> str:
+    """The task part of a full device name: `/job:ps/replica:0/task:1` for `/job:ps/replica:0/task:1/device:CPU:0`."""
+    spec = DeviceSpec.from_string(name)
+    return DeviceSpec(spec.job, spec.replica, spec.task).to_string()
 
 
 def short_device(name: str) -> str:

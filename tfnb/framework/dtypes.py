@@ -101,6 +101,9 @@ complex64 = DType("complex64", np.dtype(np.complex64), "c")
 complex128 = DType("complex128", np.dtype(np.complex128), "c")
 string = DType("string", np.dtype(object), "S")
 resource = DType("resource", np.dtype(object), "R")
+# A dataset (tf.data) flowing between dataset ops; like a resource, its value is a Python object. Not in ALL:
+# no op computes on variants but the dataset ops.
+variant = DType("variant", np.dtype(object), "R")
 
 half = float16
 double = float64
@@ -115,7 +118,7 @@ REAL = INTEGERS + FLOATS
 NUMERIC = REAL + COMPLEX
 ARRAY = NUMERIC + (bool_,)
 
-_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL + (variant,)}
 _BY_NAME.update({"bool_": bool_, "half": float16, "double": float64, "float": float32,
                  "int": int32, "bytes": string, "str": string})
 _BY_NP = {d.np_dtype: d for d in ALL if d not in (string, resource)}

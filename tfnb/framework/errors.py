@@ -41,8 +41,8 @@ class UnknownError(OpError):
     error_code = 2
 
 
-class InvalidArgumentError(OpError, ValueError):
-    """Bad input to an op or a run. Also a ValueError, so TF1 code catching ValueError for bad feeds works."""
+class InvalidArgumentError(OpError):
+    """Bad input to an op at run time. As in TF, not a ValueError: bad feeds and static shapes raise ValueError."""
 
     error_code = 3
 
@@ -51,8 +51,8 @@ class DeadlineExceededError(OpError):
     error_code = 4
 
 
-class NotFoundError(OpError, KeyError):
-    """A name, file or resource that does not exist. Also a KeyError (TF raises KeyError for missing names)."""
+class NotFoundError(OpError):
+    """A file, checkpoint key, op type or resource that does not exist (a missing graph name is a KeyError, as in TF)."""
 
     error_code = 5
 

@@ -9,12 +9,12 @@ import threading
 
 from tfnb.framework import device_spec as _device
 from tfnb.framework.default_stack import DefaultStack
-from tfnb.framework.errors import NotFoundError
+from tfnb.framework.errors import InvalidArgumentError
 from tfnb.framework.graph_def import VALID_NODE_NAME, GraphDef, graph_to_json
 from tfnb.framework.operation import Operation, user_frame
 from tfnb.framework.tensor import Tensor
 
-_VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
+_VALID_SCOPE_NAME = re.compile(r"[A-Za-z0-9_.\-/>]*")
 
 
 class GraphKeys:
@@ -28,10 +28,13 @@ class GraphKeys:
     SUMMARIES = "summaries"
     QUEUE_RUNNERS = "queue_runners"
     UPDATE_OPS = "update_ops"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     LOSSES = "losses"
     REGULARIZATION_LOSSES = "regularization_losses"
     TRAIN_OP = "train_op"
     INIT_OP = "init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    READY_OP = "ready_op"
     SAVERS = "savers"
     VARIABLES = GLOBAL_VARIABLES
 
@@ -48,6 +51,8 @@ class Graph:
         self._colocation_stack: list[Operation] = []
         self._control_stack: list[list[Operation] | None] = []
         self._collections: dict[str, list] = {}
+        self._unfeedable: set = set()
+        self._unfetchable: set = set()
         self._finalized = False
         self._version = 0
         self._lock = threading.RLock()
@@ -86,7 +91,8 @@ class Graph:
             if gated and context.pivot.op not in control_inputs:
                 control_inputs = control_inputs + [context.pivot.op]
             op = Operation(self, len(self._ops), op_name, op_type, inputs, control_inputs,
-                           attrs, self._current_device(), user_frame())
+                           attrs, "", user_frame())
+            op.device = self._current_device(op)
             op._control_flow_context = context
             op.outputs = self._infer_outputs(op)
             self._ops.append(op)
@@ -97,11 +103,14 @@ class Graph:
     def _infer_outputs(self, op: Operation) -> tuple:
         try:
             signature = op.op_def.infer(op)
-        except (ValueError, TypeError) as error:
-            shapes = ", ".join(str(t.shape) for t in op.inputs)
-            dtypes = ", ".join(t.dtype.name for t in op.inputs)
-            raise type(error)(f"{error} for '{op.name}' (op: '{op.type}') with input shapes: [{shapes}] "
-                              f"and dtypes: [{dtypes}], created at {op.creation_site}") from None
+        except (ValueError, TypeError, InvalidArgumentError) as error:
+            # A shape rule may use a helper that kernels share (InvalidArgumentError); building a graph, TF raises
+            # ValueError for shapes and TypeError for dtypes, naming the node, its inputs and their shapes.
+            message = error.message if isinstance(error, InvalidArgumentError) else str(error)
+            kind = TypeError if isinstance(error, TypeError) else ValueError
+            shapes = ", ".join(shape_text(t.shape) for t in op.inputs)
+            raise kind(f"{message} for '{{{{node {op.name}}}}} = {op.type}({', '.join(_input_names(op))})' with "
+                       f"input shapes: {shapes}.\n  created at {op.creation_site}") from None
         return tuple(Tensor(op, i, dtype, shape) for i, (dtype, shape) in enumerate(signature))
 
     def _op_name(self, name: str) -> str:
@@ -111,7 +120,7 @@ class Graph:
                 raise ValueError(f"Duplicate node name in graph: '{name}'")
             self._names_in_use.setdefault(name.lower(), 1)
             return name
-        if not VALID_NODE_NAME.match(name):
+        if not VALID_NODE_NAME.fullmatch(name):
             raise ValueError(f"'{name}' is not a valid node name")
         return self.unique_name(name)
 
@@ -147,7 +156,7 @@ class Graph:
         elif name.endswith("/"):
             new = name[:-1]
         else:
-            if not (_VALID_SCOPE_NAME if old else VALID_NODE_NAME).match(name):
+            if not (_VALID_SCOPE_NAME if old else VALID_NODE_NAME).fullmatch(name):
                 raise ValueError(f"'{name}' is not a valid scope name")
             new = self.unique_name(name)
         self._name_stack = new
@@ -168,27 +177,33 @@ class Graph:
         finally:
             self._device_stack.pop()
 
-    def _current_device(self) -> str:
+    def _current_device(self, op: Operation) -> str:
+        """The device `op` requests: the device scopes merged outermost first; a device function (as
+        `tf.train.replica_device_setter` returns) sees the op with the device of the scopes outside it."""
         current = ""
         for spec in self._device_stack:
             if spec is None:
                 current = ""
             elif callable(spec):
-                current = _device.canonical(spec(None) or "")
+                op.device = current
+                current = _device.canonical(spec(op) or "")
             else:
                 current = _device.merge(current, str(spec))
         return current
 
     @contextlib.contextmanager
     def colocate_with(self, op, ignore_existing: bool = False):
-        """Places ops created inside on the same device as `op`."""
+        """Places ops created inside on the same device as `op`: as in TF, they request op's device, not that of
+        enclosing device scopes (a device scope opened inside still applies)."""
         op = as_operation(op)
-        saved = self._colocation_stack
+        saved, saved_devices = self._colocation_stack, self._device_stack
         self._colocation_stack = ([] if ignore_existing else list(saved)) + ([op] if op is not None else [])
+        if op is not None:
+            self._device_stack = [op.device or None]
         try:
             yield
         finally:
-            self._colocation_stack = saved
+            self._colocation_stack, self._device_stack = saved, saved_devices
 
     @contextlib.contextmanager
     def container(self, container_name: str):
@@ -234,25 +249,27 @@ class Graph:
         return list(self._ops)
 
     def get_operation_by_name(self, name: str) -> Operation:
+        """The op named `name`; KeyError, as TF, if there is none."""
         if ":" in name:
-            raise ValueError(f"Name '{name}' looks like a Tensor name, not an Operation name.")
+            raise ValueError(f"Name '{name}' appears to refer to a Tensor, not a Operation.")
         try:
             return self._ops_by_name[name]
         except KeyError:
-            raise NotFoundError(None, None, f"The name '{name}' refers to an Operation not in the graph."
-                                + self._suggest(name)) from None
+            raise KeyError(f"The name '{name}' refers to an Operation not in the graph." + self._suggest(name)) from None
 
     def get_tensor_by_name(self, name: str) -> Tensor:
+        """The tensor named `name` ('op:index'); KeyError, as TF, if there is none."""
         op_name, sep, index = name.rpartition(":")
-        if not sep or not index.isdigit():
-            raise ValueError(f"The name '{name}' looks like an Operation name; a Tensor name is 'op:index'.")
+        if not sep or not (index.isascii() and index.isdigit()):
+            raise ValueError(f"The name '{name}' refers to an Operation, not a Tensor. Tensor names must be of the "
+                             f"form \"<op_name>:<output_index>\".")
         op = self._ops_by_name.get(op_name)
         if op is None:
-            raise NotFoundError(None, None, f"The name '{name}' refers to a Tensor which does not exist. "
-                                f"The operation, '{op_name}', does not exist in the graph." + self._suggest(op_name))
+            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. The operation, '{op_name}', "
+                           f"does not exist in the graph." + self._suggest(op_name))
         if int(index) >= len(op.outputs):
-            raise NotFoundError(None, None, f"The name '{name}' refers to a Tensor which does not exist. "
-                                f"The operation, '{op_name}', exists but only has {len(op.outputs)} outputs.")
+            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. The operation, '{op_name}', "
+                           f"exists but only has {len(op.outputs)} outputs.")
         return op.outputs[int(index)]
 
     def as_graph_element(self, obj, allow_tensor: bool = True, allow_operation: bool = True):
@@ -284,6 +301,23 @@ class Graph:
     @property
     def finalized(self) -> bool:
         return self._finalized
+
+    def prevent_feeding(self, tensor: Tensor) -> None:
+        """Marks `tensor` as one that Session.run may not be fed."""
+        self._unfeedable.add(tensor)
+
+    def is_feedable(self, tensor: Tensor) -> bool:
+        """Whether Session.run may feed `tensor` (every tensor unless prevent_feeding marked it)."""
+        return tensor not in self._unfeedable
+
+    def prevent_fetching(self, op: Operation) -> None:
+        """Marks `op` (and its outputs) as one that Session.run may not fetch."""
+        self._unfetchable.add(op)
+
+    def is_fetchable(self, tensor_or_op) -> bool:
+        """Whether Session.run may fetch a tensor or op (all unless prevent_fetching marked it or its op)."""
+        op = tensor_or_op.op if isinstance(tensor_or_op, Tensor) else tensor_or_op
+        return op not in self._unfetchable
 
     def finalize(self) -> None:
         """Makes the graph read-only: creating an op afterwards raises RuntimeError."""
@@ -322,6 +356,17 @@ class Graph:
 
     def clear_collection(self, name: str) -> None:
         self._collections.pop(name, None)
+
+
+def shape_text(shape) -> str:
+    """A static shape as TF prints it in errors: [2,?,3], or ? for an unknown rank."""
+    dims = shape.as_tuple()
+    return "?" if dims is None else "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def _input_names(op: Operation) -> list[str]:
+    """op's inputs as a NodeDef lists them: 'x' for output 0, 'x:1' for another."""
+    return [t.op.name if t.value_index == 0 else t.name for t in op.inputs]
 
 
 def as_operation(obj) -> Operation | None:

@@ -4,6 +4,8 @@ A GraphDef is {"format": "tfnb.GraphDef", "version": 1, "node": [NodeDef, ...]},
 order. A NodeDef is {"name", "op", "input", "device", "attr"}; inputs follow TF ("op" for output 0,
 "op:i", "^op" for a control input) and every attr value that is not plain JSON carries a type tag,
 e.g. {"type": "shape", "dims": [2, null]}, so it comes back exactly. No pickle, no eval.
+tfnb differs from TF: there is no function library, so a graph holding a traced function (a dataset's
+`map` or `filter`) cannot be exported; `as_graph_def` says so with a ValueError.
 Importing a GraphDef into a graph is tfnb/framework/importer.py.
 """
 
@@ -21,7 +23,7 @@ import numpy as np
 from tfnb.framework import device_spec, dtypes
 from tfnb.framework.tensor_shape import TensorShape
 
-__all__ = ["GraphDef", "NodeDef", "graph_to_json", "node_to_json"]
+__all__ = ["DecodeError", "GraphDef", "NodeDef", "graph_to_json", "node_to_json"]
 
 FORMAT = "tfnb.GraphDef"
 VERSION = 1
@@ -29,7 +31,18 @@ _GRAPH_FIELDS = ("format", "version", "node")
 _NODE_FIELDS = ("name", "op", "input", "device", "attr")
 _DTYPES = {d.name: d for d in dtypes.ALL}
 _NONFINITE = ("nan", "inf", "-inf")
-VALID_NODE_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
+VALID_NODE_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\-/>]*")  # TF's rule; always fullmatch it
+# Bounds on what a GraphDef may be, so that no document makes the decoder recurse or allocate without end:
+# TF's 2 GB limit on a serialized GraphDef, and nesting and ranks far beyond any real graph's.
+MAX_BYTES = 2**31 - 1
+MAX_ATTR_DEPTH = 32
+MAX_RANK = 254
+_MAX_DIM = 2**63 - 1
+_NUMERIC_DTYPES = {d.name: d.np_dtype for d in dtypes.ALL if d.np_dtype.kind in "biufc"}
+
+
+class DecodeError(ValueError):
+    """Data that is not a GraphDef (protobuf's DecodeError in TF); also a ValueError, as tfnb raised before."""
 
 
 class NodeDef(dict):
@@ -61,7 +74,14 @@ class GraphDef:
 
     @classmethod
     def from_dict(cls, data) -> GraphDef:
-        """A GraphDef from JSON-compatible data; ValueError naming the node and field if it is malformed."""
+        """A GraphDef from JSON-compatible data; DecodeError naming the node and field if it is malformed."""
+        try:
+            return cls._checked(data)
+        except ValueError as error:
+            raise DecodeError(str(error)) from None
+
+    @classmethod
+    def _checked(cls, data) -> GraphDef:
         if not isinstance(data, dict):
             raise ValueError(f"A GraphDef must be a JSON object, got {type(data).__name__}")
         _check_fields(data, _GRAPH_FIELDS, "GraphDef")
@@ -76,28 +96,33 @@ class GraphDef:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> GraphDef:
-        """A GraphDef from its JSON text; ValueError if the text is not JSON or not a GraphDef."""
+        """A GraphDef from its JSON text; DecodeError (a ValueError) if the text is not JSON or not a GraphDef."""
+        if not isinstance(text, str | bytes | bytearray):
+            raise TypeError(f"A GraphDef is read from str or bytes, got {type(text).__name__}")
+        if len(text) > MAX_BYTES:
+            raise DecodeError(f"Error parsing message with type 'GraphDef': {len(text)} bytes, over the limit of "
+                              f"{MAX_BYTES}")
         try:
             data = json.loads(text, parse_constant=_reject_constant)
-        except ValueError as error:
-            raise ValueError(f"GraphDef is not valid JSON: {error}") from None
+        except (ValueError, RecursionError) as error:  # RecursionError: nested deeper than the parser goes
+            raise DecodeError(f"Error parsing message with type 'GraphDef': not valid JSON ({error})") from None
         return cls.from_dict(data)
 
-    def SerializeToString(self) -> bytes:  # noqa: N802 - TF's protobuf name
+    def SerializeToString(self) -> bytes:
         """The GraphDef as bytes (UTF-8 JSON)."""
         return self.to_json().encode()
 
     @classmethod
-    def FromString(cls, data: bytes) -> GraphDef:  # noqa: N802
+    def FromString(cls, data: bytes) -> GraphDef:
         """The GraphDef that `SerializeToString` wrote."""
         return cls.from_json(data)
 
-    def ParseFromString(self, data: bytes) -> int:  # noqa: N802
+    def ParseFromString(self, data: bytes) -> int:
         """Replaces this GraphDef's nodes by those in `data`; returns the number of bytes read."""
         self.node = GraphDef.from_json(data).node
         return len(data)
 
-    def ByteSize(self) -> int:  # noqa: N802
+    def ByteSize(self) -> int:
         """The length of the serialized GraphDef in bytes."""
         return len(self.SerializeToString())
 
@@ -216,7 +241,7 @@ def _parse_node(data, position: int) -> ParsedNode:
         where = f"Node '{data['name']}'"
     _check_fields(data, _NODE_FIELDS, where)
     name, op, device = (_typed(data, field, str, where) for field in ("name", "op", "device"))
-    if not VALID_NODE_NAME.match(name):
+    if not VALID_NODE_NAME.fullmatch(name):
         raise ValueError(f"{where}: field 'name' is not a valid node name")
     if not op:
         raise ValueError(f"{where}: field 'op' is empty")
@@ -229,9 +254,9 @@ def _parse_node(data, position: int) -> ParsedNode:
     for key, value in _typed(data, "attr", dict, where).items():
         if not isinstance(key, str):
             raise ValueError(f"{where}: field 'attr' has a key {key!r} that is not a string")
-        attrs[key] = _decode(value, f"{where}: attr '{key}'")
+        attrs[key] = _decode(value, f"{where}: attr '{key}'", MAX_ATTR_DEPTH)
     colocated = attrs.get("_class", [])
-    if type(colocated) is not list or not all(isinstance(c, str) and VALID_NODE_NAME.match(c) for c in colocated):
+    if type(colocated) is not list or not all(isinstance(c, str) and VALID_NODE_NAME.fullmatch(c) for c in colocated):
         raise ValueError(f"{where}: attr '_class' must be a list of node names, got {colocated!r}")
     return ParsedNode(position, name, op, inputs, controls, device, attrs)
 
@@ -268,13 +293,13 @@ def _parse_inputs(refs: list, where: str) -> tuple[tuple, tuple]:
 
 def tensor_ref(ref: str, where: str) -> tuple[str, int]:
     name, colon, index = ref.partition(":")
-    if not VALID_NODE_NAME.match(name) or colon and not (index.isascii() and index.isdigit()):
+    if not VALID_NODE_NAME.fullmatch(name) or colon and not (index.isascii() and index.isdigit()):
         raise ValueError(f"{where}: '{ref}' is not a tensor name ('op' or 'op:index')")
     return name, int(index) if colon else 0
 
 
 def control_ref(ref: str, where: str) -> str:
-    if not VALID_NODE_NAME.match(ref[1:]):
+    if not VALID_NODE_NAME.fullmatch(ref[1:]):
         raise ValueError(f"{where}: '{ref}' is not a control input ('^op')")
     return ref[1:]
 
@@ -283,11 +308,19 @@ def ref_text(ref: tuple[str, int]) -> str:
     return f"{ref[0]}:{ref[1]}"
 
 
-def _decode(data, where: str):
-    if data is None or type(data) in (bool, int, float, str):
+def _decode(data, where: str, depth: int):
+    if depth <= 0:
+        raise ValueError(f"{where}: nested more than {MAX_ATTR_DEPTH} levels deep")
+    if data is None or type(data) in (bool, str):
+        return data
+    if type(data) is int:
+        if not -2**63 <= data < 2**64:
+            raise ValueError(f"{where}: {data} does not fit in 64 bits")
+        return data
+    if type(data) is float:
         return data
     if type(data) is list:
-        return [_decode(item, where) for item in data]
+        return [_decode(item, where, depth - 1) for item in data]
     if type(data) is not dict:
         raise ValueError(f"{where}: a {type(data).__name__} is not an attr value")
     tag = data.get("type")
@@ -295,38 +328,39 @@ def _decode(data, where: str):
         raise ValueError(f"{where}: unknown type tag {tag!r} (expected one of {', '.join(_DECODERS)})")
     fields, decoder = _DECODERS[tag]
     _check_fields(data, ("type",) + fields, where)
-    return decoder(data, where)
+    return decoder(data, where, depth - 1)
 
 
-def _decode_float(data: dict, where: str) -> float:
+def _decode_float(data: dict, where: str, depth: int) -> float:
     if data["value"] not in _NONFINITE:
         raise ValueError(f"{where}: a tagged float must be one of {', '.join(_NONFINITE)}, got {data['value']!r}")
     return float(data["value"])
 
 
-def _decode_tuple(data: dict, where: str) -> tuple:
+def _decode_tuple(data: dict, where: str, depth: int) -> tuple:
     if type(data["items"]) is not list:
         raise ValueError(f"{where}: field 'items' of a tuple must be a list")
-    return tuple(_decode(item, where) for item in data["items"])
+    return tuple(_decode(item, where, depth - 1) for item in data["items"])
 
 
-def _decode_dtype(data: dict, where: str) -> dtypes.DType:
+def _decode_dtype(data: dict, where: str, depth: int) -> dtypes.DType:
     name = data["name"]
     if not isinstance(name, str) or name not in _DTYPES:
         raise ValueError(f"{where}: {name!r} is not a dtype name")
     return _DTYPES[name]
 
 
-def _decode_shape(data: dict, where: str) -> TensorShape:
+def _decode_shape(data: dict, where: str, depth: int) -> TensorShape:
     dims = data["dims"]
-    if dims is not None and (type(dims) is not list or not all(d is None or _is_size(d) for d in dims)):
+    if dims is not None and (type(dims) is not list or len(dims) > MAX_RANK
+                             or not all(d is None or _is_size(d) for d in dims)):
         raise ValueError(f"{where}: shape dims must be null or a list of sizes and nulls, got {dims!r}")
     return TensorShape(dims)
 
 
-def _decode_tensor(data: dict, where: str) -> np.ndarray:
+def _decode_tensor(data: dict, where: str, depth: int) -> np.ndarray:
     shape = data["shape"]
-    if type(shape) is not list or not all(_is_size(d) for d in shape):
+    if type(shape) is not list or len(shape) > MAX_RANK or not all(_is_size(d) for d in shape):
         raise ValueError(f"{where}: tensor shape must be a list of sizes, got {shape!r}")
     count = math.prod(shape)
     if data["dtype"] == "string":
@@ -346,7 +380,7 @@ def _decode_tensor(data: dict, where: str) -> np.ndarray:
     return array
 
 
-def _decode_scalar(data: dict, where: str) -> np.generic:
+def _decode_scalar(data: dict, where: str, depth: int) -> np.generic:
     np_dtype = _numeric_dtype(data["dtype"], where)
     raw = _b64decode(data["data"], where)
     if len(raw) != np_dtype.itemsize:
@@ -355,17 +389,13 @@ def _decode_scalar(data: dict, where: str) -> np.generic:
 
 
 def _numeric_dtype(name, where: str) -> np.dtype:
-    try:
-        np_dtype = np.dtype(name) if isinstance(name, str) else None
-    except TypeError:
-        np_dtype = None
-    if np_dtype is None or np_dtype.kind not in "biufc" or np_dtype.name != name:
-        raise ValueError(f"{where}: {name!r} is not a numeric dtype name")
-    return np_dtype
+    if not isinstance(name, str) or name not in _NUMERIC_DTYPES:
+        raise ValueError(f"{where}: {name!r:.40} is not a numeric dtype name")
+    return _NUMERIC_DTYPES[name]
 
 
 def _is_size(value) -> bool:
-    return type(value) is int and value >= 0
+    return type(value) is int and 0 <= value <= _MAX_DIM
 
 
 def _b64decode(text, where: str) -> bytes:
@@ -379,7 +409,7 @@ def _b64decode(text, where: str) -> bytes:
 
 _DECODERS = {
     "float": (("value",), _decode_float),
-    "bytes": (("data",), lambda data, where: _b64decode(data["data"], where)),
+    "bytes": (("data",), lambda data, where, depth: _b64decode(data["data"], where)),
     "tuple": (("items",), _decode_tuple),
     "dtype": (("name",), _decode_dtype),
     "shape": (("dims",), _decode_shape),

@@ -1,8 +1,10 @@
 """Importing a GraphDef into a graph: `import_graph_def`, and the 2015 paper's Extend.
 
-Nodes are created in dependency order; a loop's NextIteration -> Merge back edges are closed
-after every node exists, then static shapes are refined until they hold on every iteration. A
-failed import leaves the graph as it was.
+Every node is validated before any is built: its name (TF's rule), its op type (a NotFoundError if
+it is not registered), its attrs against the op's declared attrs, its inputs. Nodes are then created
+in dependency order; a loop's NextIteration -> Merge back edges are closed after every node exists,
+then static shapes are refined until they hold on every iteration. A failed import leaves the graph
+as it was.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import contextlib
 import heapq
 
 from tfnb.framework import device_spec
+from tfnb.framework.errors import NotFoundError
 from tfnb.framework.graph import Graph, get_default_graph
 from tfnb.framework.graph_def import (
     GraphDef,
@@ -21,7 +24,7 @@ from tfnb.framework.graph_def import (
     ref_text,
     tensor_ref,
 )
-from tfnb.framework.op_registry import registered_ops
+from tfnb.framework.op_registry import attr_problems, registered_ops
 from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
 
@@ -44,8 +47,7 @@ def import_graph_def(graph_def: GraphDef | dict, input_map: dict | None = None, 
     requests = [_return_request(element, by_name) for element in return_elements or ()]
     graph = get_default_graph()
     created: dict[str, Operation] = {}
-    with _atomic(graph), graph.name_scope("import" if name is None else name), \
-            graph.colocate_with(None, ignore_existing=True):
+    with _atomic(graph), graph.name_scope("import" if name is None else name):
         tensors = {ref: _mapped_tensor(value, graph) for ref, value in tensor_map.items()}
         controls = {key: _mapped_op(value, graph) for key, value in control_map.items()}
         for node in order:
@@ -95,7 +97,11 @@ def _nodes_of(graph_def) -> list[ParsedNode]:
     known = registered_ops()
     for node in nodes:
         if node.op not in known:
-            raise ValueError(f"Node '{node.name}': op type '{node.op}' is not registered")
+            raise NotFoundError(None, None, f"Op type not registered '{node.op}' in binary running on this "
+                                f"process (node '{node.name}')")
+        problems = attr_problems(known[node.op], node.attrs)
+        if problems:
+            raise ValueError(f"Node '{node.name}' (op {node.op}): {'; '.join(problems)}")
     return nodes
 
 
@@ -274,7 +280,9 @@ def _with_colocation(attrs: dict, names: list[str]) -> dict:
 def _create(graph: Graph, node: ParsedNode, inputs: list, controls: list, attrs: dict, name: str,
             keep_outer_dependencies: bool) -> Operation:
     outer = contextlib.nullcontext() if keep_outer_dependencies else graph.control_dependencies(None)
-    with outer, graph.control_dependencies(controls), graph.device(node.device):
+    # Inside an enclosing colocate_with, as in TF, every imported op goes with the colocated op, its device too.
+    device = graph.device(node.device) if not graph._colocation_stack else contextlib.nullcontext()
+    with outer, graph.control_dependencies(controls), device:
         try:
             return graph.create_op(node.op, inputs, attrs, name)
         except KeyError as error:

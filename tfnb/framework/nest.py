@@ -51,3 +51,16 @@ def _shape_of(structure):
     if isinstance(structure, list | tuple):
         return ("seq", tuple(_shape_of(item) for item in structure))
     return "leaf"
+
+
+def map_structure(fn, *structures):
+    """A nest shaped like the first of `structures` whose leaves are fn applied to their leaves, position by position."""
+    for other in structures[1:]:
+        assert_same_structure(structures[0], other)
+    leaves = [fn(*items) for items in zip(*(flatten(s) for s in structures))]
+    return pack_sequence_as(structures[0], leaves)
+
+
+def is_sequence(structure) -> bool:
+    """Whether `structure` is a nest with parts (a list, tuple, namedtuple or dict) rather than a leaf."""
+    return isinstance(structure, Mapping | list | tuple)

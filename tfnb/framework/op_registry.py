@@ -12,6 +12,7 @@ import numpy as np
 
 from tfnb.framework import dtypes
 from tfnb.framework.errors import NotFoundError
+from tfnb.framework.tensor_shape import TensorShape
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,11 @@ class OpDef:
       NextIteration, LoopCond), which executors treat specially; never folded, merged or dropped;
     - reads_state_only: stateful only because it reads a resource (a variable's value), which it
       never changes.
+
+    attrs maps each attr a node of this type carries to its type, in TF's attr type names ('int',
+    'float', 'bool', 'string', 'type', 'shape', 'tensor', 'list(int)', ...; a trailing '?' allows
+    None), and 'count' for an int that counts a node's inputs or outputs (0 to MAX_COUNT). A GraphDef
+    node must carry exactly these (and any internal '_' attrs), as in TF's OpDef.
     """
 
     type: str
@@ -62,6 +68,7 @@ class OpDef:
     reads_shape_only: bool = False
     control_flow: bool = False
     reads_state_only: bool = False
+    attrs: dict[str, str] = field(default_factory=dict)
 
     @property
     def writes_state(self) -> bool:
@@ -76,14 +83,66 @@ def register_op(type_name: str, infer: Callable, *, dtypes: Sequence = dtypes.AR
                 stateful: bool = False, cost: Callable | None = None,
                 forwards_input: int | None = None, examples: Sequence[Example] = (), foldable: bool = True,
                 reads_shape_only: bool = False, control_flow: bool = False,
-                reads_state_only: bool = False) -> OpDef:
+                reads_state_only: bool = False, attrs: dict[str, str] | None = None) -> OpDef:
     """Adds an op type to the registry and returns its definition (fields: see OpDef)."""
     if type_name in _OPS:
         raise KeyError(f"Op type {type_name!r} is already registered")
+    for attr, attr_type in (attrs or {}).items():
+        if _element_type(attr_type) not in _ATTR_VALUE_CHECKS:
+            raise ValueError(f"Op type {type_name!r}: attr {attr!r} has unknown type {attr_type!r}")
     op_def = OpDef(type_name, infer, tuple(dtypes), stateful, cost, None, forwards_input, list(examples),
-                   foldable and not control_flow, reads_shape_only, control_flow, reads_state_only)
+                   foldable and not control_flow, reads_shape_only, control_flow, reads_state_only, dict(attrs or {}))
     _OPS[type_name] = op_def
     return op_def
+
+
+# The most inputs or outputs a node may count: far more than any real graph has, few enough to build.
+MAX_COUNT = 2**16
+
+# What a value of each of TF's attr types is, once decoded from a GraphDef.
+_ATTR_VALUE_CHECKS = {
+    "int": lambda v: type(v) is int,
+    "count": lambda v: type(v) is int and 0 <= v <= MAX_COUNT,
+    "float": lambda v: type(v) in (float, int),
+    "bool": lambda v: type(v) is bool,
+    "string": lambda v: type(v) is str,
+    "type": lambda v: isinstance(v, dtypes.DType),
+    "shape": lambda v: isinstance(v, TensorShape),
+    "tensor": lambda v: isinstance(v, np.ndarray),
+    # A traced function (its graph and outputs), as dataset ops hold; no GraphDef holds one.
+    "func": lambda v: hasattr(v, "graph") and hasattr(v, "outputs"),
+}
+
+
+def _element_type(attr_type: str) -> str:
+    """'int' for 'int', 'list(int)' and 'int?'."""
+    attr_type = attr_type.removesuffix("?")
+    return attr_type[5:-1] if attr_type.startswith("list(") and attr_type.endswith(")") else attr_type
+
+
+def _attr_fits(attr_type: str, value) -> bool:
+    if attr_type.endswith("?"):
+        return value is None or _attr_fits(attr_type[:-1], value)
+    check = _ATTR_VALUE_CHECKS[_element_type(attr_type)]
+    if attr_type.startswith("list("):
+        return type(value) in (list, tuple) and all(check(item) for item in value)
+    return check(value)
+
+
+def attr_problems(op_def: OpDef, attrs: dict) -> list[str]:
+    """What is wrong with `attrs` for a node of `op_def`'s type: missing, unknown or mistyped attrs (TF's wording)."""
+    signature = f"Op<name={op_def.type}; " + "; ".join(f"attr={k}:{t}" for k, t in op_def.attrs.items()) + ">"
+    missing = [name for name in op_def.attrs if name not in attrs]
+    if missing:
+        plural = "s" if len(missing) > 1 else ""
+        return [f"NodeDef missing attr{plural} {', '.join(repr(m) for m in missing)} from {signature}"]
+    problems = [f"NodeDef mentions attr '{name}' not in {signature}" for name in attrs
+                if name not in op_def.attrs and not name.startswith("_")]
+    for name, attr_type in op_def.attrs.items():
+        if not _attr_fits(attr_type, attrs[name]):
+            problems.append(f"attr '{name}' must be of type {attr_type}, got {type(attrs[name]).__name__} "
+                            f"{attrs[name]!r:.80}")
+    return problems
 
 
 def get_op_def(type_name: str) -> OpDef:

@@ -1,8 +1,8 @@
 """The `Summary` and `Event` protocol-buffer messages that summary ops produce and event files hold.
 
-The few messages tfnb writes are encoded here by hand (varints, length-delimited fields, doubles and
-floats), so neither protobuf nor TensorBoard is needed at run time; TensorBoard reads them as its own.
-As TF keeps summary.proto in its framework, summary kernels and event files both use this module.
+The few messages tfnb writes are encoded here by hand (tfnb/framework/proto_wire.py), so neither
+protobuf nor TensorBoard is needed at run time; TensorBoard reads them as its own. As TF keeps
+summary.proto in its framework, summary kernels and event files both use this module.
 """
 
 from __future__ import annotations
@@ -12,88 +12,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Histogram", "SummaryValue", "event_bytes", "parse_summary", "scalar_value", "histogram_value",
-           "graph_value", "GRAPH_PLUGIN"]
+from tfnb.framework.proto_wire import (
+    BYTES,
+    FIXED32,
+    FIXED64,
+    bytes_field,
+    double_field,
+    fields,
+    key,
+    optional_varint_field,
+    packed_doubles,
+)
 
-_VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
+__all__ = ["Histogram", "SummaryValue", "event_bytes", "histogram_value", "parse_summary", "scalar_value"]
+
 _DBL_MAX = float(np.finfo(np.float64).max)
-_DT_STRING = 7
-
-GRAPH_PLUGIN = "tfnb_graph"
-"""Plugin name (and tag) of the summary value that holds a graph as tfnb's JSON."""
-
-
-# -- protocol-buffer wire format ------------------------------------------------------------------
-
-
-def _varint(n: int) -> bytes:
-    n &= 0xFFFFFFFFFFFFFFFF  # negative int64s are written as their 64-bit two's complement
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _key(field: int, wire_type: int) -> bytes:
-    return _varint(field << 3 | wire_type)
-
-
-def _bytes_field(field: int, data: bytes) -> bytes:
-    return _key(field, _BYTES) + _varint(len(data)) + data
-
-
-def _double_field(field: int, value: float) -> bytes:
-    # proto3 leaves out fields that hold their default value, and so does TF
-    return _key(field, _FIXED64) + struct.pack("<d", value) if value else b""
-
-
-def _packed_doubles(field: int, values: np.ndarray) -> bytes:
-    return _bytes_field(field, np.asarray(values, "<f8").tobytes()) if len(values) else b""
-
-
-def _fields(data: bytes) -> list[tuple[int, int, object]]:
-    """(field number, wire type, value) for each field of a message; values are ints or raw bytes."""
-    fields, position, end = [], 0, len(data)
-    while position < end:
-        key = data[position]
-        if key < 0x80:  # every field number below 16 has a one-byte key: skip the call
-            position += 1
-        else:
-            key, position = _read_varint(data, position)
-        wire_type = key & 7
-        if wire_type == _BYTES:
-            length, position = _read_varint(data, position)
-            value, position = data[position:position + length], position + length
-        elif wire_type == _VARINT:
-            value, position = _read_varint(data, position)
-        elif wire_type == _FIXED64 or wire_type == _FIXED32:
-            width = 8 if wire_type == _FIXED64 else 4
-            value, position = data[position:position + width], position + width
-        else:
-            raise ValueError(f"unsupported protocol-buffer wire type {wire_type}")
-        if position > end:
-            raise ValueError("truncated protocol buffer")
-        fields.append((key >> 3, wire_type, value))
-    return fields
-
-
-def _read_varint(data: bytes, position: int) -> tuple[int, int]:
-    try:
-        byte = data[position]
-        if byte < 0x80:  # keys and short lengths: one byte
-            return byte, position + 1
-        result, shift = byte & 0x7F, 7
-        while True:
-            position += 1
-            byte = data[position]
-            result |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return result, position + 1
-            shift += 7
-    except IndexError:
-        raise ValueError("truncated protocol buffer") from None
 
 
 # -- Summary messages -----------------------------------------------------------------------------
@@ -138,17 +71,17 @@ class Histogram:
 
     def encode(self) -> bytes:
         """The serialized HistogramProto."""
-        return b"".join([_double_field(1, self.min), _double_field(2, self.max), _double_field(3, self.num),
-                         _double_field(4, self.sum), _double_field(5, self.sum_squares),
-                         _packed_doubles(6, self.bucket_limit), _packed_doubles(7, self.bucket)])
+        return b"".join([double_field(1, self.min), double_field(2, self.max), double_field(3, self.num),
+                         double_field(4, self.sum), double_field(5, self.sum_squares),
+                         packed_doubles(6, self.bucket_limit), packed_doubles(7, self.bucket)])
 
     @classmethod
     def decode(cls, data: bytes) -> Histogram:
         """The histogram in a serialized HistogramProto."""
         scalars = {1: 0.0, 2: 0.0, 3: 0.0, 4: 0.0, 5: 0.0}
         repeated = {6: [], 7: []}
-        for field, wire_type, value in _fields(data):
-            if field in scalars and wire_type == _FIXED64:
+        for field, wire_type, value in fields(data):
+            if field in scalars and wire_type == FIXED64:
                 scalars[field] = struct.unpack("<d", value)[0]
             elif field in repeated:  # packed (proto3's way) or one double per field
                 repeated[field].append(np.frombuffer(value, "<f8"))
@@ -168,32 +101,21 @@ class Histogram:
 
 def _summary_value(tag: str, payload: bytes, metadata: bytes = b"") -> bytes:
     """One `Summary.value` entry (a whole Summary with one value: Summaries concatenate into their merge)."""
-    value = _bytes_field(1, tag.encode()) + payload + (_bytes_field(9, metadata) if metadata else b"")
-    return _bytes_field(1, value)
+    value = bytes_field(1, tag.encode()) + payload + (bytes_field(9, metadata) if metadata else b"")
+    return bytes_field(1, value)
 
 
 def scalar_value(tag: str, value: float) -> bytes:
     """A serialized Summary with one `simple_value` (a float32, as in TF)."""
-    return _summary_value(tag, _key(2, _FIXED32) + struct.pack("<f", value))
+    return _summary_value(tag, key(2, FIXED32) + struct.pack("<f", value))
 
 
 def histogram_value(tag: str, histogram: Histogram) -> bytes:
     """A serialized Summary with one `histo` value."""
-    return _summary_value(tag, _bytes_field(5, histogram.encode()))
+    return _summary_value(tag, bytes_field(5, histogram.encode()))
 
 
-def graph_value(graph_json: bytes) -> bytes:
-    """A serialized Summary holding tfnb's JSON graph as a string tensor of plugin `tfnb_graph`.
-
-    tfnb differs from TF: the graph is not an Event's `graph_def` (TensorBoard would parse that as a
-    GraphDef protocol buffer); TensorBoard stores this value under its plugin name and shows nothing for it.
-    """
-    tensor = _key(1, _VARINT) + _varint(_DT_STRING) + _bytes_field(2, b"") + _bytes_field(8, graph_json)
-    metadata = _bytes_field(1, _bytes_field(1, GRAPH_PLUGIN.encode()))
-    return _summary_value(GRAPH_PLUGIN, _bytes_field(8, tensor), metadata)
-
-
-_KINDS = {(2, _FIXED32): "scalar", (5, _BYTES): "histogram", (8, _BYTES): "tensor"}
+_KINDS = {(2, FIXED32): "scalar", (5, BYTES): "histogram", (8, BYTES): "tensor"}
 
 
 @dataclass
@@ -218,12 +140,12 @@ class SummaryValue:
 def parse_summary(data: bytes) -> list[SummaryValue]:
     """The values of a serialized Summary, in order; raises ValueError if it is not one."""
     values = []
-    for field, wire_type, entry in _fields(bytes(data)):
-        if field != 1 or wire_type != _BYTES:
+    for field, wire_type, entry in fields(bytes(data)):
+        if field != 1 or wire_type != BYTES:
             raise ValueError("not a serialized Summary")
         tag, kind, payload = "", "other", b""
-        for number, value_wire_type, value in _fields(entry):
-            if number == 1 and value_wire_type == _BYTES:
+        for number, value_wire_type, value in fields(entry):
+            if number == 1 and value_wire_type == BYTES:
                 tag = value.decode()
             elif (number, value_wire_type) in _KINDS:
                 kind, payload = _KINDS[number, value_wire_type], value
@@ -235,11 +157,18 @@ def parse_summary(data: bytes) -> list[SummaryValue]:
 
 
 def event_bytes(wall_time: float, step: int = 0, *, file_version: str | None = None,
-                summary: bytes | None = None) -> bytes:
-    """A serialized `Event` with a wall time, a step, and a file version or a serialized Summary."""
-    out = _double_field(1, wall_time) + (_key(2, _VARINT) + _varint(step) if step else b"")
+                summary: bytes | None = None, graph_def: bytes | None = None,
+                run_metadata: tuple[str, bytes] | None = None) -> bytes:
+    """A serialized `Event` with a wall time, a step, and one of: a file version, a serialized Summary, a
+    serialized GraphDef, or a (tag, serialized RunMetadata) pair (a TaggedRunMetadata)."""
+    out = double_field(1, wall_time) + optional_varint_field(2, step)
     if file_version is not None:
-        out += _bytes_field(3, file_version.encode())
+        out += bytes_field(3, file_version.encode())
+    if graph_def is not None:
+        out += bytes_field(4, graph_def)
     if summary is not None:
-        out += _bytes_field(5, summary)
+        out += bytes_field(5, summary)
+    if run_metadata is not None:
+        tag, metadata = run_metadata
+        out += bytes_field(8, bytes_field(1, tag.encode()) + bytes_field(2, metadata))
     return out

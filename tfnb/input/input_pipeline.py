@@ -13,6 +13,7 @@ from tfnb.framework.op_registry import Example, not_differentiable, register_op
 from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape, as_shape
 from tfnb.input.queue_runner import QueueRunner, add_queue_runner
+from tfnb.ops import array_ops
 from tfnb.ops.array_ops import identity
 from tfnb.ops.constant_op import constant, convert_to_tensor
 from tfnb.ops.data_flow_ops import (
@@ -24,7 +25,8 @@ from tfnb.ops.data_flow_ops import (
 from tfnb.ops.random_ops import get_seed
 from tfnb.ops.variables import Variable
 
-__all__ = ["batch", "input_producer", "limit_epochs", "shuffle_batch", "string_input_producer"]
+__all__ = ["batch", "input_producer", "limit_epochs", "shuffle_batch", "string_input_producer",
+           "range_input_producer", "slice_input_producer"]
 
 
 # -- ops: counting epochs and shuffling -------------------------------------------------------------
@@ -46,7 +48,7 @@ def _counted(x):
 
 
 register_op("ResourceCountUpTo", _infer_count_up_to, dtypes=(dtypes.int64,), stateful=True, examples=[
-    Example(_counted, lambda x: x, inputs=((3,),), differentiable=False)])
+    Example(_counted, lambda x: x, inputs=((3,),), differentiable=False)], attrs={"T": "type", "limit": "int"})
 
 
 def _count_up_to(variable, limit: int, name: str | None = None) -> Tensor:
@@ -57,7 +59,7 @@ def _count_up_to(variable, limit: int, name: str | None = None) -> Tensor:
 
 register_op("RandomShuffle", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)], dtypes=QUEUE_DTYPES,
             stateful=True, examples=[Example(lambda x: random_shuffle(x, seed=1), lambda x: x, inputs=((1, 4),),
-                                             differentiable=False)])
+                                             differentiable=False)], attrs={"seed": "int", "seed2": "int"})
 not_differentiable("ResourceCountUpTo", "RandomShuffle")
 
 
@@ -117,6 +119,27 @@ def string_input_producer(string_tensor, num_epochs: int | None = None, shuffle:
         string_tensor = convert_to_tensor(string_tensor, dtype=dtypes.string)
         return input_producer(string_tensor, [], num_epochs, shuffle, seed, capacity, shared_name, name=scope,
                               cancel_op=cancel_op)
+
+
+def range_input_producer(limit, num_epochs: int | None = None, shuffle: bool = True, seed: int | None = None,
+                         capacity: int = 32, shared_name: str | None = None, name: str | None = None) -> FIFOQueue:
+    """A queue of the integers 0 .. limit - 1 (int32): each once per epoch, shuffled by default."""
+    with name_scope(name, "input_producer", [limit]) as scope:
+        return input_producer(array_ops.range(limit), [], num_epochs, shuffle, seed, capacity, shared_name, name=scope)
+
+
+def slice_input_producer(tensor_list, num_epochs: int | None = None, shuffle: bool = True, seed: int | None = None,
+                         capacity: int = 32, shared_name: str | None = None, name: str | None = None) -> list:
+    """One row of each tensor in tensor_list (the same row in all) per evaluation: every row once per epoch,
+    in random order by default, as the rows' indices come out of a queue."""
+    with name_scope(name, "input_producer", list(tensor_list)) as scope:
+        tensors = [convert_to_tensor(t) for t in tensor_list]
+        if not tensors:
+            raise ValueError("Expected at least one tensor in slice_input_producer().")
+        queue = range_input_producer(array_ops.shape(tensors[0])[0], num_epochs, shuffle, seed, capacity, shared_name,
+                                     name=scope)
+        index = queue.dequeue()
+        return [array_ops.gather(t, index) for t in tensors]
 
 
 # -- batching -------------------------------------------------------------------------------------------

@@ -163,11 +163,15 @@ _ROWS = [Example(lambda name=name: _read_rows(name), lambda name=name: _rows_ref
          for name in ("rows.npy", "rows.npz")]
 _STRING = (dtypes.string,)
 
-register_op("TextLineReaderV2", _infer_handle, dtypes=_STRING, stateful=True, examples=[_LINE, _LINES])
-register_op("NpyReaderV2", _infer_handle, dtypes=_STRING, stateful=True, examples=_ROWS)
+register_op("TextLineReaderV2", _infer_handle, dtypes=_STRING, stateful=True, examples=[_LINE, _LINES],
+            attrs={"container": "string", "shared_name": "string", "skip_header_lines": "int"})
+register_op("NpyReaderV2", _infer_handle, dtypes=_STRING, stateful=True, examples=_ROWS,
+            attrs={"names": "list(string)", "component_types": "list(type)", "shapes": "list(shape)",
+                   "container": "string", "shared_name": "string"})
 register_op("ReaderReadV2", _infer_read, dtypes=_STRING, stateful=True, examples=[_LINE])
 register_op("ReaderReadUpToV2", _infer_read, dtypes=_STRING, stateful=True, examples=[_LINES])
-register_op("NpyReaderReadUpTo", _infer_npy_read, dtypes=_STRING, stateful=True, examples=_ROWS)
+register_op("NpyReaderReadUpTo", _infer_npy_read, dtypes=_STRING, stateful=True, examples=_ROWS,
+            attrs={"component_types": "list(type)", "shapes": "list(shape)"})
 register_op("ReaderNumRecordsProducedV2", _infer_counter, dtypes=_STRING, stateful=True, examples=[_LINE])
 register_op("ReaderNumWorkUnitsCompletedV2", _infer_counter, dtypes=_STRING, stateful=True, examples=[
     Example(lambda: _read_line(TextLineReader.num_work_units_completed), lambda: _line_reference(0),
@@ -178,7 +182,9 @@ register_op("DecodeCSV", _infer_decode_csv, dtypes=_STRING, examples=[
     Example(lambda r: decode_csv(r, [[0], [0.0], ["q"]]), _csv_reference,
             inputs=(np.array([b"1,2.5,a", b'7,,""'], dtype=object),), differentiable=False),
     Example(lambda r: decode_csv(r, [[0], [0.0], ["q"]], field_delim=";", select_cols=[0, 2, 3], na_value="NA"),
-            _csv_reference, inputs=(np.array([b"1;x;2.5;a", b"7;y;NA;"], dtype=object),), differentiable=False)])
+            _csv_reference, inputs=(np.array([b"1;x;2.5;a", b"7;y;NA;"], dtype=object),), differentiable=False)],
+            attrs={"OUT_TYPE": "list(type)", "field_delim": "string", "use_quote_delim": "bool", "na_value": "string",
+                   "select_cols": "list(int)"})
 not_differentiable("TextLineReaderV2", "NpyReaderV2", "ReaderReadV2", "ReaderReadUpToV2", "NpyReaderReadUpTo",
                    "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2", "ReaderResetV2", "DecodeCSV")
 

@@ -1,15 +1,17 @@
-"""Checkpoints: Saver writing safetensors plus a JSON index, atomically.
+"""Checkpoints: Saver writing safetensors plus a JSON index, atomically, a CRC32 per tensor.
 
 A checkpoint is a path prefix ("train/model.ckpt-1000") naming up to three files:
 
-    <prefix>.safetensors   the variables' values, by variable name
-    <prefix>.index.json    their names, dtypes and shapes, the global step and the tfnb version
+    <prefix>.safetensors   the variables' values, by variable name, with a checksum each
+    <prefix>.index.json    their names, dtypes, shapes, byte ranges and checksums, the global step
     <prefix>.meta.json     the graph in tfnb's JSON graph format (when write_meta_graph)
 
-and the directory's `checkpoint` file (JSON, TF's CheckpointState fields) names the latest ones.
-Each file is written under a temporary name, flushed to disk and renamed over its final name, the
-state file last, so a process killed in the middle of a save leaves the previous checkpoint whole.
-Nothing here unpickles: values are read by safetensors, everything else by json.
+(tfnb/io/checkpoint_format.py says what each holds and how a reader checks it) and the directory's
+`checkpoint` file (JSON, TF's CheckpointState fields) names the latest ones. Each file is written under
+a temporary name, flushed to disk and renamed over its final name, the state file last, so a process
+killed in the middle of a save leaves the previous checkpoint whole; the next save removes what such a
+process left behind. A restore validates the index and every value it reads before it assigns any
+variable. Nothing here unpickles: everything is read as raw bytes or JSON.
 """
 
 from __future__ import annotations
@@ -19,30 +21,40 @@ import importlib.metadata
 import json
 import numbers
 import os
+import re
 import tempfile
 import time
+import uuid
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import safetensors
 import safetensors.numpy
 
 from tfnb.framework import dtypes
-from tfnb.framework.errors import DataLossError, InvalidArgumentError, NotFoundError
+from tfnb.framework.errors import InvalidArgumentError, NotFoundError
 from tfnb.framework.graph import get_default_graph
+from tfnb.framework.tensor import Tensor
+from tfnb.io.checkpoint_format import (
+    DATA,
+    INDEX,
+    STORABLE,
+    CheckpointFiles,
+    TensorEntry,
+    checksum,
+    data_metadata,
+    index_record,
+    open_checkpoint,
+    read_data_header,
+)
 from tfnb.ops.array_ops import placeholder
 from tfnb.ops.control_flow.dependencies import group
+from tfnb.ops.state_ops import assign_variable_op, read_variable_op
 from tfnb.ops.variables import Variable, global_variables
 
 __all__ = ["Saver", "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint", "list_variables",
            "load_variable"]
-
-_DATA, _INDEX = ".safetensors", ".index.json"
-_FORMAT = "tfnb-checkpoint-1"
-# safetensors stores these; strings (object arrays) and complex numbers it cannot.
-_STORABLE = dtypes.REAL + (dtypes.bool_,)
 
 
 # -- the state file ---------------------------------------------------------------------------------
@@ -56,6 +68,8 @@ class CheckpointState:
     all_model_checkpoint_paths: list[str] = field(default_factory=list)
     all_model_checkpoint_timestamps: list[float] = field(default_factory=list)
     last_preserved_timestamp: float = 0.0
+    # tfnb's addition to TF's fields: those keep_checkpoint_every_n_hours keeps, which no save deletes.
+    preserved_model_checkpoint_paths: list[str] = field(default_factory=list)
 
 
 def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None) -> CheckpointState | None:
@@ -73,6 +87,8 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None
         raise ValueError(f"Invalid checkpoint state loaded from {checkpoint_dir}")
     state.model_checkpoint_path = os.path.join(checkpoint_dir, state.model_checkpoint_path)
     state.all_model_checkpoint_paths = [os.path.join(checkpoint_dir, p) for p in state.all_model_checkpoint_paths]
+    state.preserved_model_checkpoint_paths = [os.path.join(checkpoint_dir, p)
+                                              for p in state.preserved_model_checkpoint_paths]
     return state
 
 
@@ -86,7 +102,7 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -
 
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
     """Whether a checkpoint's values and index are on disk under `checkpoint_prefix`."""
-    return os.path.isfile(checkpoint_prefix + _DATA) and os.path.isfile(checkpoint_prefix + _INDEX)
+    return os.path.isfile(checkpoint_prefix + DATA) and os.path.isfile(checkpoint_prefix + INDEX)
 
 
 def _write_state(directory: str, latest_filename: str, state: CheckpointState, relative: bool) -> None:
@@ -95,6 +111,7 @@ def _write_state(directory: str, latest_filename: str, state: CheckpointState, r
     record = asdict(state)
     record["model_checkpoint_path"] = stored(state.model_checkpoint_path)
     record["all_model_checkpoint_paths"] = [stored(p) for p in state.all_model_checkpoint_paths]
+    record["preserved_model_checkpoint_paths"] = [stored(p) for p in state.preserved_model_checkpoint_paths]
     _write_text(os.path.join(directory, latest_filename), json.dumps(record, indent=2))
 
 
@@ -110,36 +127,32 @@ def _resolve(ckpt_dir_or_file: str) -> str:
     return prefix
 
 
-def _read_index(prefix: str) -> dict:
+def _opened(prefix: str) -> CheckpointFiles:
+    """The checkpoint at `prefix`, validated (NotFoundError, as TF, when its files are missing)."""
     try:
-        with open(prefix + _INDEX, encoding="utf-8") as f:
-            return json.load(f)
+        return open_checkpoint(prefix)
     except FileNotFoundError:
         raise NotFoundError(None, None, f"Unsuccessful TensorSliceReader constructor: Failed to find any matching "
                             f"files for {prefix}") from None
 
 
-def _load(prefix: str) -> dict[str, np.ndarray]:
-    try:
-        return safetensors.numpy.load_file(prefix + _DATA)
-    except safetensors.SafetensorError as e:
-        raise DataLossError(None, None, f"Checkpoint {prefix} is corrupt: {e}") from None
-
-
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
-    """(name, shape) of every variable in a checkpoint (a prefix, or a directory's latest), sorted by name."""
-    tensors = _read_index(_resolve(ckpt_dir_or_file))["tensors"]
-    return [(name, tensors[name]["shape"]) for name in sorted(tensors)]
+    """(name, shape) of every variable in a checkpoint (a prefix, or a directory's latest), sorted by name.
+
+    The index and the data file's header are validated against each other; the values are not read.
+    """
+    tensors = _opened(_resolve(ckpt_dir_or_file)).tensors
+    return [(name, list(tensors[name].shape)) for name in sorted(tensors)]
 
 
 def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
-    """The value of one variable in a checkpoint (a prefix, or a directory's latest)."""
+    """The value of one variable in a checkpoint (a prefix, or a directory's latest), its checksum verified."""
     prefix = _resolve(ckpt_dir_or_file)
-    name = name[:-2] if name.endswith(":0") else name
-    with safetensors.safe_open(prefix + _DATA, framework="np") as f:
-        if name not in f.keys():
-            raise NotFoundError(None, None, f"Key {name} not found in checkpoint {prefix}")
-        return f.get_tensor(name)
+    name = name.removesuffix(":0")
+    files = _opened(prefix)
+    if name not in files.tensors:
+        raise NotFoundError(None, None, f"Key {name} not found in checkpoint {prefix}")
+    return files.read([name])[name]
 
 
 # -- writing files atomically -----------------------------------------------------------------------
@@ -148,7 +161,8 @@ def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
 def _write_atomic(path: str, write: Callable[[str], None]) -> None:
     """Runs `write(temporary_path)`, flushes the file to disk, then renames it to `path` in one step."""
     directory, base = os.path.split(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+    # The writer's process id in the name lets a later save tell a crashed writer's file from a live one's.
+    fd, temporary = tempfile.mkstemp(prefix=f".{base}.{os.getpid()}.", suffix=_TEMPORARY, dir=directory)
     os.close(fd)
     try:
         write(temporary)
@@ -188,6 +202,32 @@ def _remove(path: str) -> None:
         pass
 
 
+_TEMPORARY = ".tmp"
+_TEMPORARY_NAME = re.compile(r"\.(?P<base>.+)\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+\.tmp")
+
+
+def _remove_crashed_writes(directory: str, bases: tuple[str, ...]) -> None:
+    """Removes temporary files of `bases` in `directory` that processes no longer running left behind."""
+    if os.name != "posix":  # where no process can be asked whether it runs, leave them
+        return
+    for entry in os.listdir(directory):
+        match = _TEMPORARY_NAME.fullmatch(entry)
+        if match and match["base"].startswith(bases) and not _running(int(match["pid"])):
+            _remove(os.path.join(directory, entry))
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # another thread of this process may be saving
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, under another user
+    return True
+
+
 @functools.cache
 def _tfnb_version() -> str:
     return importlib.metadata.version("tfnb")
@@ -198,16 +238,18 @@ def _tfnb_version() -> str:
 
 @dataclass(frozen=True)
 class _Entry:
-    """One saved variable: its checkpoint name, the read that save fetches, the feed and assign that restore runs."""
+    """One saved variable: its checkpoint name, dtype and shape, the read that save fetches, the feed and assign that
+    restore runs."""
 
     name: str
-    variable: Variable
+    dtype: dtypes.DType
+    shape: object
     read: object
     feed: object
     assign: object
 
 
-def _named_variables(var_list) -> dict[str, Variable]:
+def _named_variables(var_list) -> dict[str, Variable | Tensor]:
     if var_list is None:
         var_list = global_variables()
     if isinstance(var_list, dict):
@@ -221,12 +263,18 @@ def _named_variables(var_list) -> dict[str, Variable]:
                 raise ValueError(f"At least two variables have the same name: {v.op.name}")
             named[v.op.name] = v
     for name, v in named.items():
-        if not isinstance(v, Variable):
+        if not isinstance(v, Variable) and not _is_handle(v):
             raise TypeError(f"Variable to save is not a Variable: {name}: {v!r}")
-        if v.dtype not in _STORABLE:
-            raise TypeError(f"Saver cannot store variable '{name}' of dtype {v.dtype.name}: safetensors checkpoints "
+        dtype = v.dtype if isinstance(v, Variable) else v.op.attrs["dtype"]
+        if dtype not in STORABLE:
+            raise TypeError(f"Saver cannot store variable '{name}' of dtype {dtype.name}: safetensors checkpoints "
                             f"hold bool, integer and float tensors only")
     return dict(sorted(named.items()))
+
+
+def _is_handle(value) -> bool:
+    """Whether `value` is a variable's resource handle (a VarHandleOp's output), as an imported graph holds them."""
+    return isinstance(value, Tensor) and value.op.type == "VarHandleOp"
 
 
 def _shape_text(dims) -> str:
@@ -238,7 +286,11 @@ class Saver:
 
     tfnb writes safetensors plus JSON (see the module docstring), not TF's format; string and complex
     variables cannot be saved; the state file holds absolute paths unless save_relative_paths (TF's holds
-    them as given); `sharded`, `restore_sequentially`, `write_version` and `filename` are ignored.
+    them as given); `sharded`, `restore_sequentially`, `write_version` and `filename` are ignored. Unlike
+    TF, a Saver's first save counts the checkpoints of its save path that the directory's state file lists
+    (as recover_last_checkpoints does), and a save that writes the state file deletes checkpoints of its
+    save path that no state file lists (left by a process killed while saving), so that no more than
+    max_to_keep (and those keep_checkpoint_every_n_hours keeps) stay on disk.
     """
 
     def __init__(self, var_list=None, reshape: bool = False, sharded: bool = False, max_to_keep: int | None = 5,
@@ -254,11 +306,13 @@ class Saver:
         self._keep_every_s = keep_checkpoint_every_n_hours * 3600
         self._next_keep_time = time.time() + self._keep_every_s
         self._last_preserved_time = 0.0
+        self._preserved: list[str] = []
         self._name = name
         self._allow_empty = allow_empty
         self._pad_step_number = pad_step_number
         self._save_relative_paths = save_relative_paths
         self._last_checkpoints: list[tuple[str, float]] = []
+        self._history_known = False
         self._entries: list[_Entry] | None = None
         self._meta_json: tuple[int, str] | None = None
         if not defer_build:
@@ -277,9 +331,13 @@ class Saver:
             self._restore_op = group(*[e.assign for e in self._entries], name="restore_all")
 
     @staticmethod
-    def _entry(name: str, v: Variable) -> _Entry:
-        feed = placeholder(v.dtype, v.shape)
-        return _Entry(name, v, v.value(), feed, v.assign(feed, read_value=False))
+    def _entry(name: str, v: Variable | Tensor) -> _Entry:
+        if isinstance(v, Variable):
+            feed = placeholder(v.dtype, v.shape)
+            return _Entry(name, v.dtype, v.shape, v.value(), feed, v.assign(feed, read_value=False))
+        dtype, shape = v.op.attrs["dtype"], v.op.attrs["shape"]
+        feed = placeholder(dtype, shape)
+        return _Entry(name, dtype, shape, read_variable_op(v, dtype), feed, assign_variable_op(v, feed).op)
 
     def _built_entries(self, action: str) -> list[_Entry]:
         if self._entries is None:
@@ -294,11 +352,12 @@ class Saver:
     def set_last_checkpoints_with_time(self, last_checkpoints_with_time: list[tuple[str, float]]) -> None:
         """Sets the kept checkpoints as (prefix, timestamp) pairs, oldest first."""
         self._last_checkpoints = list(last_checkpoints_with_time)
+        self._history_known = True
 
     def recover_last_checkpoints(self, checkpoint_paths: list[str]) -> None:
         """Adopts the existing ones of `checkpoint_paths` (from a state file), so max_to_keep counts them."""
         found = [p for p in checkpoint_paths if checkpoint_exists(p)]
-        self.set_last_checkpoints_with_time([(p, os.path.getmtime(p + _INDEX)) for p in found])
+        self.set_last_checkpoints_with_time([(p, os.path.getmtime(p + INDEX)) for p in found])
 
     # -- save -------------------------------------------------------------------------------------
 
@@ -310,19 +369,22 @@ class Saver:
             return None
         step = self._step(sess, global_step)
         prefix = self._prefix(save_path, step)
-        directory = os.path.dirname(os.path.abspath(prefix))
-        if not os.path.isdir(directory):
-            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+        directory = _directory_for(save_path)
+        latest_filename = latest_filename or "checkpoint"
+        _remove_crashed_writes(directory, (os.path.basename(save_path), latest_filename))
         values = sess.run([e.read for e in entries])
         # safetensors writes an array's memory as it lies, so a transposed view must be laid out in order first.
         arrays = {e.name: np.asarray(value, order="C") for e, value in zip(entries, values)}
-        _write_atomic(prefix + _DATA, lambda path: safetensors.numpy.save_file(arrays, path))
-        _write_text(prefix + _INDEX, json.dumps(self._index(arrays, step), indent=1))
+        metadata = data_metadata(uuid.uuid4().hex, {name: checksum(a) for name, a in arrays.items()})
+        _write_atomic(prefix + DATA, lambda path: safetensors.numpy.save_file(arrays, path, metadata=metadata))
+        with open(prefix + DATA, "rb") as f:
+            header = read_data_header(f, prefix + DATA)  # where safetensors put each tensor, checked once written
+        _write_text(prefix + INDEX, json.dumps(index_record(header, step, _tfnb_version()), indent=1))
         if write_meta_graph:
             _write_text(f"{prefix}.{meta_graph_suffix}.json", self._graph_json())
         _sync_directory(directory)
         if write_state:
-            self._update_state(prefix, directory, latest_filename or "checkpoint", meta_graph_suffix)
+            self._update_state(prefix, save_path, directory, latest_filename, meta_graph_suffix)
         return prefix
 
     @staticmethod
@@ -338,11 +400,6 @@ class Saver:
             return save_path
         return f"{save_path}-{step:08d}" if self._pad_step_number else f"{save_path}-{step}"
 
-    @staticmethod
-    def _index(arrays: dict, step: int | None) -> dict:
-        tensors = {name: {"dtype": dtypes.as_dtype(a.dtype).name, "shape": list(a.shape)} for name, a in arrays.items()}
-        return {"format": _FORMAT, "tfnb_version": _tfnb_version(), "global_step": step, "tensors": tensors}
-
     def _graph_json(self) -> str:
         """The graph's JSON, rebuilt only when the graph has grown since the last save."""
         version = self._graph.version
@@ -350,15 +407,37 @@ class Saver:
             self._meta_json = (version, self._graph.as_graph_def().to_json())
         return self._meta_json[1]
 
-    def _update_state(self, prefix: str, directory: str, latest_filename: str, meta_graph_suffix: str) -> None:
+    def _update_state(self, prefix: str, save_path: str, directory: str, latest_filename: str,
+                      meta_graph_suffix: str) -> None:
+        if not self._history_known:
+            self._adopt_history(save_path, directory, latest_filename)
         dropped = self._record(prefix)
         kept = self._last_checkpoints or [(prefix, time.time())]
-        state = CheckpointState(prefix, [p for p, _ in kept], [t for _, t in kept], self._last_preserved_time)
+        state = CheckpointState(prefix, [p for p, _ in kept], [t for _, t in kept], self._last_preserved_time,
+                                list(self._preserved))
         _write_state(directory, latest_filename, state, self._save_relative_paths)
         _sync_directory(directory)
+        suffixes = (DATA, INDEX, f".{meta_graph_suffix}.json")
+        if self._max_to_keep:
+            dropped += _unlisted_checkpoints(save_path, suffixes, {p for p, _ in kept} | set(self._preserved))
         for path in dropped:
-            for suffix in (_DATA, _INDEX, f".{meta_graph_suffix}.json"):
+            for suffix in suffixes:
                 _remove(path + suffix)
+
+    def _adopt_history(self, save_path: str, directory: str, latest_filename: str) -> None:
+        """Counts the checkpoints of `save_path` that the state file lists, as if this Saver had written them."""
+        self._history_known = True
+        state = get_checkpoint_state(directory, latest_filename)
+        if state is None:
+            return
+        ours = re.compile(re.escape(os.path.abspath(save_path)) + r"(-[0-9]+)?")
+        listed = state.all_model_checkpoint_paths
+        times = state.all_model_checkpoint_timestamps if len(state.all_model_checkpoint_timestamps) == len(listed) \
+            else [os.path.getmtime(p + INDEX) if checkpoint_exists(p) else 0.0 for p in listed]
+        self._last_checkpoints = [(p, t) for p, t in zip(listed, times)
+                                  if ours.fullmatch(os.path.abspath(p)) and checkpoint_exists(p)]
+        self._preserved = [p for p in state.preserved_model_checkpoint_paths if ours.fullmatch(os.path.abspath(p))]
+        self._last_preserved_time = state.last_preserved_timestamp
 
     def _record(self, prefix: str) -> list[str]:
         """Adds `prefix` as the newest checkpoint; returns the prefixes to delete (TF's max_to_keep rule)."""
@@ -373,13 +452,16 @@ class Saver:
         if saved_at > self._next_keep_time:
             self._next_keep_time += self._keep_every_s
             self._last_preserved_time = saved_at
+            self._preserved.append(oldest)
             return []
         return [oldest]
 
     # -- restore ----------------------------------------------------------------------------------
 
     def restore(self, sess, save_path: str) -> None:
-        """Assigns every variable its value in the checkpoint `save_path`, after checking names, shapes and dtypes."""
+        """Assigns every variable its value in the checkpoint `save_path`, once the checkpoint's index, every value
+        read (by its checksum) and the variables' names, shapes and dtypes check out; on any error no variable
+        changes."""
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
         entries = self._built_entries("restore")
@@ -387,32 +469,56 @@ class Saver:
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
         if not entries:
             return
-        sess.run(self._restore_op, self._feeds(_load(save_path), save_path))
+        files = _opened(save_path)
+        self._check_fit(files.tensors, save_path)
+        arrays = files.read([e.name for e in self._entries])
+        sess.run(self._restore_op, {e.feed: self._fitted(e, arrays[e.name]) for e in self._entries})
 
-    def _feeds(self, arrays: dict, save_path: str) -> dict:
-        """The restore op's feeds, once every variable is found in `arrays` with a fitting dtype and shape."""
-        missing = [e.name for e in self._entries if e.name not in arrays]
+    def _check_fit(self, stored: dict[str, TensorEntry], save_path: str) -> None:
+        """NotFoundError for variables the checkpoint lacks, InvalidArgumentError naming every dtype or shape misfit."""
+        missing = [e.name for e in self._entries if e.name not in stored]
         if missing:
             raise NotFoundError(None, None, f"Variables not found in checkpoint {save_path}: "
                                 f"{', '.join(repr(n) for n in missing)} (it holds "
-                                f"{', '.join(repr(n) for n in sorted(arrays)) or 'nothing'})")
-        mismatches = [m for e in self._entries if (m := self._mismatch(e, arrays[e.name]))]
+                                f"{', '.join(repr(n) for n in sorted(stored)) or 'nothing'})")
+        mismatches = [m for e in self._entries if (m := self._mismatch(e, stored[e.name]))]
         if mismatches:
             raise InvalidArgumentError(None, None, "\n".join(f"{m} in checkpoint {save_path}" for m in mismatches))
-        return {e.feed: self._fitted(e.variable, arrays[e.name]) for e in self._entries}
 
-    def _mismatch(self, entry: _Entry, array: np.ndarray) -> str | None:
-        v, stored = entry.variable, dtypes.as_dtype(array.dtype)
-        if stored is not v.dtype:
-            return f"Variable '{entry.name}' has dtype {v.dtype.name} in the graph but {stored.name}"
-        if v.shape.is_compatible_with(array.shape):
+    def _mismatch(self, entry: _Entry, stored: TensorEntry) -> str | None:
+        if stored.dtype is not entry.dtype:
+            return f"Variable '{entry.name}' has dtype {entry.dtype.name} in the graph but {stored.dtype.name}"
+        if entry.shape.is_compatible_with(stored.shape):
             return None
-        if self._reshape and v.shape.is_fully_defined() and v.shape.num_elements() == array.size:
+        if self._reshape and entry.shape.is_fully_defined() and entry.shape.num_elements() == np.prod(stored.shape):
             return None
-        return f"Variable '{entry.name}' has shape {_shape_text(v.shape.as_list())} in the graph but " \
-               f"{_shape_text(array.shape)}"
+        return f"Variable '{entry.name}' has shape {_shape_text(entry.shape.as_list())} in the graph but " \
+               f"{_shape_text(stored.shape)}"
 
     @staticmethod
-    def _fitted(v: Variable, array: np.ndarray) -> np.ndarray:
+    def _fitted(entry: _Entry, array: np.ndarray) -> np.ndarray:
         """`array`, reshaped to the variable's shape when they differ (only allowed with reshape=True)."""
-        return array if v.shape.is_compatible_with(array.shape) else array.reshape(v.shape.as_list())
+        return array if entry.shape.is_compatible_with(array.shape) else array.reshape(entry.shape.as_list())
+
+
+def _directory_for(save_path: str) -> str:
+    """The directory a save writes into; one missing level is created, as TF does."""
+    directory = os.path.dirname(os.path.abspath(save_path))
+    if not os.path.isdir(directory):
+        if not os.path.isdir(os.path.dirname(directory)):
+            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+        os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+def _unlisted_checkpoints(save_path: str, suffixes: tuple[str, ...], listed: set[str]) -> list[str]:
+    """Prefixes of numbered checkpoints of `save_path` on disk (whole or in part) that `listed` does not name."""
+    directory, base = os.path.split(os.path.abspath(save_path))
+    numbered = re.compile(re.escape(base) + r"-[0-9]+")
+    listed = {os.path.abspath(p) for p in listed}
+    found = set()
+    for entry in os.listdir(directory):
+        for suffix in suffixes:
+            if entry.endswith(suffix) and numbered.fullmatch(entry[:-len(suffix)]):
+                found.add(os.path.join(directory, entry[:-len(suffix)]))
+    return sorted(found - listed)

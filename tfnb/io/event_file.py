@@ -1,6 +1,8 @@
 """TensorBoard event files: TFRecord framing with masked CRC32C, and FileWriter.
 
-The records hold `Event` messages encoded by tfnb/framework/summary_proto.py.
+The records hold `Event` messages encoded by tfnb/framework/summary_proto.py; the graph and traced
+runs go in them as TF's GraphDef and RunMetadata (tfnb/io/graph_proto.py), which TensorBoard's
+Graphs tab reads.
 """
 
 from __future__ import annotations
@@ -10,8 +12,12 @@ import socket
 import struct
 import threading
 import time
+from typing import Self
 
-from tfnb.framework.summary_proto import event_bytes, graph_value
+from tfnb.framework.graph import Graph
+from tfnb.framework.importer import extend_graph
+from tfnb.framework.summary_proto import event_bytes
+from tfnb.io.graph_proto import graph_def_bytes, run_metadata_bytes
 
 __all__ = ["FileWriter", "crc32c", "tfrecord"]
 
@@ -108,9 +114,18 @@ class FileWriter:
         self._write(event_bytes(time.time(), int(global_step or 0), summary=bytes(summary)))
 
     def add_graph(self, graph, global_step: int | None = None, graph_def=None) -> None:
-        """Writes the graph as tfnb's JSON GraphDef (see `graph_value`)."""
-        graph_def = graph_def if graph_def is not None else graph.as_graph_def()
-        self.add_summary(graph_value(graph_def.SerializeToString()), global_step)
+        """Writes the graph as TF's GraphDef, which TensorBoard's Graphs tab draws (nodes with their requested
+        devices and output shapes); `graph_def` (tfnb's JSON GraphDef) is written when no graph is given."""
+        if graph is None:
+            graph = Graph()
+            extend_graph(graph, graph_def)
+        self._write(event_bytes(time.time(), int(global_step or 0), graph_def=graph_def_bytes(graph.get_operations())))
+
+    def add_run_metadata(self, run_metadata, tag: str, global_step: int | None = None) -> None:
+        """Writes a traced run (its per-node times, shapes and bytes) under `tag`; TensorBoard's Graphs tab offers
+        it as a session run to colour the graph by compute time and memory."""
+        self._write(event_bytes(time.time(), int(global_step or 0),
+                                run_metadata=(tag, run_metadata_bytes(run_metadata))))
 
     def _write(self, event: bytes) -> None:
         with self._lock:
@@ -138,7 +153,7 @@ class FileWriter:
                 self._file.close()
                 self._file = None
 
-    def __enter__(self) -> FileWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -71,7 +71,8 @@ def _round_trip_reference(value):
 
 _EXAMPLES = [Example(_round_trip, _round_trip_reference, inputs=((2, 3),), differentiable=False)]
 register_op("Accumulator", lambda op: [(dtypes.resource, TensorShape([]))], dtypes=dtypes.ALL, stateful=True,
-            examples=_EXAMPLES)
+            examples=_EXAMPLES, attrs={"dtype": "type", "shape": "shape"})
 register_op("AccumulatorPush", _infer_push, dtypes=dtypes.ALL, stateful=True, examples=_EXAMPLES)
-register_op("AccumulatorRead", _infer_read, dtypes=dtypes.ALL, stateful=True, examples=_EXAMPLES)
+register_op("AccumulatorRead", _infer_read, dtypes=dtypes.ALL, stateful=True, examples=_EXAMPLES,
+            attrs={"dtype": "type", "shape": "shape"})
 not_differentiable("Accumulator", "AccumulatorPush", "AccumulatorRead")

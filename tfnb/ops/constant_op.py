@@ -23,7 +23,7 @@ register_op("Const", _infer_const, dtypes=dtypes.ALL, foldable=False, examples=[
             lambda dtype: np.array([[1, 2], [3, 4]], dtype=dtype.np_dtype), dtypes=dtypes.NUMERIC),
     Example(lambda: constant(0.5, shape=[2, 3]), lambda: np.full([2, 3], 0.5, np.float32)),
     Example(lambda: constant([b"ab", b"c"]), lambda: np.array([b"ab", b"c"], dtype=object)),
-])
+], attrs={"dtype": "type", "value": "tensor"})
 
 
 def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: bool = False) -> Tensor:

@@ -198,7 +198,7 @@ register_op("Einsum", _infer_einsum, dtypes=_CONTRACTED, examples=[
     Example(lambda a, b: einsum("i...j,j...->i...", a, b), lambda a, b: np.einsum("i...j,j...->i...", a, b),
             inputs=((2, 3, 1, 4), (4, 1, 5))),
     Example(lambda a: einsum("ii->i", a), np.diagonal, inputs=((3, 3),), differentiable=False),
-])
+], attrs={"equation": "string"})
 
 
 def _conj(x: Tensor) -> Tensor:

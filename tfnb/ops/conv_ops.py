@@ -201,6 +201,11 @@ def _infer_conv2d(op):
     return [(dtype, TensorShape([x[0], *_conv_out_hw(op.attrs, x[1:3], w[:2]), w[3]]))]
 
 
+# The attrs of a convolution and of a pooling, in each direction.
+_CONV_ATTRS = {"strides": "list(int)", "padding": "string", "explicit_paddings": "list(int)", "dilations": "list(int)",
+               "data_format": "string", "use_cudnn_on_gpu": "bool"}
+_POOL_ATTRS = {"ksize": "list(int)", "strides": "list(int)", "padding": "string", "data_format": "string"}
+
 register_op("Conv2D", _infer_conv2d, dtypes=dtypes.FLOATS, examples=[
     Example(lambda x, w: conv2d(x, w, 1, "SAME"), lambda x, w: _np_conv2d(x, w, 1, "SAME"),
             inputs=((2, 5, 5, 3), (3, 3, 3, 4))),
@@ -215,7 +220,8 @@ register_op("Conv2D", _infer_conv2d, dtypes=dtypes.FLOATS, examples=[
             inputs=((2, 4, 5, 2), (2, 3, 2, 3))),
     Example(lambda x, w: conv2d(x, w, 1, "SAME"), lambda x, w: _np_conv2d(x, w, 1, "SAME"),
             inputs=((2, 8, 8, 4), (5, 5, 4, 6)), low=-1, high=1, atol=1e-5),
-])
+],
+            attrs=_CONV_ATTRS)
 
 
 def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu: bool = True,  # noqa: A002
@@ -267,7 +273,8 @@ register_op("Conv2DBackpropInput", _infer_backprop_input, dtypes=dtypes.FLOATS, 
             lambda w, dy: _np_conv2d_backprop_input((2, 4, 5, 2), w, dy, [1, 2],
                                                     [[0, 0], [1, 2], [0, 1], [0, 0]]),
             inputs=((2, 3, 2, 3), (2, 6, 2, 3))),
-])
+],
+            attrs=_CONV_ATTRS)
 
 
 def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=None, padding=None,  # noqa: A002
@@ -331,7 +338,8 @@ register_op("Conv2DBackpropFilter", _infer_backprop_filter, dtypes=dtypes.FLOATS
     Example(lambda x, dy: conv2d_backprop_filter(x, [3, 2, 2, 2], dy, [1, 1, 1, 1], "SAME", dilations=2),
             lambda x, dy: _np_conv2d_backprop_filter(x, (3, 2, 2, 2), dy, 1, "SAME", 2),
             inputs=((1, 7, 6, 2), (1, 7, 6, 2))),
-])
+],
+            attrs=_CONV_ATTRS)
 
 
 def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
@@ -396,7 +404,8 @@ _POOL_CASES = [((2, 2), (2, 2), "VALID", (2, 4, 6, 3)), ((3, 3), (2, 2), "SAME",
 
 register_op("MaxPool", _infer_pool, dtypes=dtypes.REAL, examples=[
     Example(lambda x, k=k, s=s, p=p: max_pool(x, k, s, p), lambda x, k=k, s=s, p=p: _np_max_pool(x, k, s, p),
-            inputs=(shape,)) for k, s, p, shape in _POOL_CASES])
+            inputs=(shape,)) for k, s, p, shape in _POOL_CASES],
+            attrs=_POOL_ATTRS)
 
 
 def max_pool(value=None, ksize=None, strides=None, padding=None, data_format: str = "NHWC", name: str | None = None,
@@ -412,7 +421,8 @@ def max_pool(value=None, ksize=None, strides=None, padding=None, data_format: st
 
 register_op("AvgPool", _infer_pool, dtypes=dtypes.FLOATS, examples=[
     Example(lambda x, k=k, s=s, p=p: avg_pool(x, k, s, p), lambda x, k=k, s=s, p=p: _np_avg_pool(x, k, s, p),
-            inputs=(shape,)) for k, s, p, shape in _POOL_CASES])
+            inputs=(shape,)) for k, s, p, shape in _POOL_CASES],
+            attrs=_POOL_ATTRS)
 
 
 def avg_pool(value=None, ksize=None, strides=None, padding=None, data_format: str = "NHWC", name: str | None = None,
@@ -468,7 +478,8 @@ def _infer_max_pool_grad(op):
 register_op("MaxPoolGrad", _infer_max_pool_grad, dtypes=dtypes.FLOATS, examples=[
     Example(lambda x, dy, k=k, s=s, p=p: max_pool_grad(x, max_pool(x, k, s, p), dy, k, s, p),
             lambda x, dy, k=k, s=s, p=p: _np_max_pool_grad(x, dy, k, s, p),
-            inputs=(shape, _np_max_pool(np.zeros(shape), k, s, p).shape)) for k, s, p, shape in _POOL_CASES])
+            inputs=(shape, _np_max_pool(np.zeros(shape), k, s, p).shape)) for k, s, p, shape in _POOL_CASES],
+            attrs=_POOL_ATTRS)
 
 
 def max_pool_grad(orig_input, orig_output, grad, ksize, strides, padding, data_format: str = "NHWC",
@@ -496,7 +507,8 @@ def _infer_max_pool_grad_grad(op):
 register_op("MaxPoolGradGrad", _infer_max_pool_grad_grad, dtypes=dtypes.FLOATS, examples=[
     Example(lambda x, ddx, k=k, s=s, p=p: max_pool_grad_grad(x, max_pool(x, k, s, p), ddx, k, s, p),
             lambda x, ddx, k=k, s=s, p=p: _np_max_pool_grad_grad(x, ddx, k, s, p),
-            inputs=(shape, shape)) for k, s, p, shape in _POOL_CASES[:3]])
+            inputs=(shape, shape)) for k, s, p, shape in _POOL_CASES[:3]],
+            attrs=_POOL_ATTRS)
 
 
 def max_pool_grad_grad(orig_input, orig_output, grad, ksize, strides, padding, data_format: str = "NHWC",
@@ -531,7 +543,8 @@ def _infer_avg_pool_grad(op):
 register_op("AvgPoolGrad", _infer_avg_pool_grad, dtypes=dtypes.FLOATS, examples=[
     Example(lambda dy, k=k, s=s, p=p, shape=shape: avg_pool_grad(shape, dy, k, s, p),
             lambda dy, k=k, s=s, p=p, shape=shape: _np_avg_pool_grad(shape, dy, k, s, p),
-            inputs=(_np_max_pool(np.zeros(shape), k, s, p).shape,)) for k, s, p, shape in _POOL_CASES])
+            inputs=(_np_max_pool(np.zeros(shape), k, s, p).shape,)) for k, s, p, shape in _POOL_CASES],
+            attrs=_POOL_ATTRS)
 
 
 def avg_pool_grad(orig_input_shape, grad, ksize, strides, padding, data_format: str = "NHWC",

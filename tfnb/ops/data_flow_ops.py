@@ -145,18 +145,28 @@ _MANY = Example(lambda x: _batched(x, 3), lambda x: x[:3], inputs=((4, 2),), dif
 _UP_TO = Example(_rest_after_close, lambda x: [x, np.array(True)], inputs=((3, 2),), differentiable=False)
 _PADDED = Example(_padded, _pad_reference, inputs=((2,), (3,)), differentiable=False)
 
+_QUEUE_ATTRS = {"component_types": "list(type)", "shapes": "list(shape)", "capacity": "int", "container": "string",
+                "shared_name": "string"}
 register_op("FIFOQueueV2", _infer_handle, dtypes=QUEUE_DTYPES, stateful=True, examples=[
-    _ROUND_TRIP, Example(_named_round_trip, lambda x, y: [x, y], inputs=((1,), (2, 2)), differentiable=False)])
-register_op("PaddingFIFOQueueV2", _infer_handle, dtypes=QUEUE_DTYPES, stateful=True, examples=[_PADDED])
+    _ROUND_TRIP, Example(_named_round_trip, lambda x, y: [x, y], inputs=((1,), (2, 2)), differentiable=False)],
+            attrs=_QUEUE_ATTRS)
+register_op("PaddingFIFOQueueV2", _infer_handle, dtypes=QUEUE_DTYPES, stateful=True, examples=[_PADDED],
+            attrs=_QUEUE_ATTRS)
 register_op("RandomShuffleQueueV2", _infer_handle, dtypes=QUEUE_DTYPES, stateful=True, examples=[
-    Example(_shuffled_one, lambda x: x, inputs=((3,),), differentiable=False)])
-register_op("QueueEnqueueV2", _infer_enqueue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_ROUND_TRIP, _PADDED])
-register_op("QueueEnqueueManyV2", _infer_enqueue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_MANY, _UP_TO])
-register_op("QueueDequeueV2", _infer_dequeue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_ROUND_TRIP])
-register_op("QueueDequeueManyV2", _infer_dequeue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_MANY, _PADDED])
-register_op("QueueDequeueUpToV2", _infer_dequeue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_UP_TO])
+    Example(_shuffled_one, lambda x: x, inputs=((3,),), differentiable=False)],
+            attrs={**_QUEUE_ATTRS, "min_after_dequeue": "int", "seed": "int", "seed2": "int"})
+register_op("QueueEnqueueV2", _infer_enqueue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_ROUND_TRIP, _PADDED],
+            attrs={"Tcomponents": "list(type)"})
+register_op("QueueEnqueueManyV2", _infer_enqueue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_MANY, _UP_TO],
+            attrs={"Tcomponents": "list(type)"})
+register_op("QueueDequeueV2", _infer_dequeue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_ROUND_TRIP],
+            attrs={"component_types": "list(type)"})
+register_op("QueueDequeueManyV2", _infer_dequeue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_MANY, _PADDED],
+            attrs={"component_types": "list(type)"})
+register_op("QueueDequeueUpToV2", _infer_dequeue, dtypes=QUEUE_DTYPES, stateful=True, examples=[_UP_TO],
+            attrs={"component_types": "list(type)"})
 register_op("QueueCloseV2", lambda op: _check_handle(op) or [], dtypes=QUEUE_DTYPES, stateful=True,
-            examples=[_UP_TO])
+            examples=[_UP_TO], attrs={"cancel_pending_enqueues": "bool"})
 register_op("QueueSizeV2", _infer_scalar(dtypes.int32), dtypes=QUEUE_DTYPES, stateful=True, examples=[
     Example(_size_after, lambda x: np.array(len(x), np.int32), inputs=((5, 2),), differentiable=False)])
 register_op("QueueIsClosedV2", _infer_scalar(dtypes.bool_), dtypes=QUEUE_DTYPES, stateful=True, examples=[_UP_TO])

@@ -229,7 +229,7 @@ register_op("LRN", _infer_lrn, dtypes=dtypes.FLOATS, examples=[
     Example(lambda x: lrn(x, **_LRN_ARGS), lambda x: _np_lrn(x, 2, 1.5, 0.3, 0.75), inputs=((1, 3, 2, 7),),
             atol=1e-5),
     Example(lambda x: lrn(x, depth_radius=4, alpha=0.1), lambda x: _np_lrn(x, 4, 1.0, 0.1), inputs=((1, 1, 2, 3),)),
-])
+], attrs={"alpha": "float", "beta": "float", "bias": "float", "depth_radius": "int"})
 
 register_op("LRNGrad", _infer_lrn_grad, dtypes=dtypes.FLOATS, examples=[
     Example(lambda g, x: _lrn_grad(g, x, lrn(x, **_LRN_ARGS), _LRN_ARGS),
@@ -237,7 +237,7 @@ register_op("LRNGrad", _infer_lrn_grad, dtypes=dtypes.FLOATS, examples=[
             atol=1e-5, differentiable=False),
     Example(lambda g, x: _lrn_grad(g, x, lrn(x), {"depth_radius": 5, "bias": 1.0, "alpha": 1.0, "beta": 0.5}),
             _np_lrn_grad, inputs=((1, 2, 2, 4), (1, 2, 2, 4)), atol=1e-5, differentiable=False),
-])
+], attrs={"alpha": "float", "beta": "float", "bias": "float", "depth_radius": "int"})
 
 
 def local_response_normalization(input, depth_radius: int = 5, bias: float = 1.0, alpha: float = 1.0,

@@ -19,9 +19,9 @@ from tfnb.ops.inference import check_dtype_in, check_same_dtype, unary
 from tfnb.ops.math_ops import sigmoid, tanh  # noqa: F401 (TF1 has them in tf.nn too)
 
 __all__ = ["relu", "relu6", "elu", "selu", "softplus", "softsign", "leaky_relu", "sigmoid", "tanh", "softmax",
-           "log_softmax", "in_top_k",
-           "bias_add", "l2_loss", "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
-           "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits"]
+           "log_softmax", "in_top_k", "bias_add", "l2_loss", "sigmoid_cross_entropy_with_logits",
+           "softmax_cross_entropy_with_logits_v2", "softmax_cross_entropy_with_logits",
+           "sparse_softmax_cross_entropy_with_logits"]
 
 
 def _op(op_type: str, inputs, attrs: dict | None, name: str | None) -> Tensor:
@@ -191,7 +191,7 @@ register_op("LeakyRelu", _infer_activation, dtypes=dtypes.FLOATS, examples=[
     Example(lambda x: leaky_relu(x), lambda x: np.where(x > 0, x, x * x.dtype.type(0.2)), inputs=((3, 4),)),
     Example(lambda x: leaky_relu(x, alpha=0.01), lambda x: np.where(x > 0, x, x * x.dtype.type(0.01)),
             inputs=((5,),)),
-])
+], attrs={"alpha": "float"})
 
 
 @register_gradient("LeakyRelu")
@@ -265,7 +265,7 @@ register_op("Softmax", _infer_softmax, dtypes=dtypes.FLOATS, examples=[
     Example(lambda x: softmax(x, dim=-2), lambda x: _np_softmax(x, -2), inputs=((2, 3, 4),)),
     Example(lambda x: softmax(x), _np_softmax, inputs=(np.array([[1e4, 0.0, -1e4], [3.0, 3.0, 3.0]]),),
             dtypes=(dtypes.float64,)),
-])
+], attrs={"axis": "int"})
 
 
 @register_gradient("Softmax")
@@ -288,7 +288,7 @@ register_op("LogSoftmax", _infer_softmax, dtypes=dtypes.FLOATS, examples=[
     Example(lambda x: log_softmax(x, axis=0), lambda x: _np_log_softmax(x, 0), inputs=((4, 3),)),
     Example(lambda x: log_softmax(x), _np_log_softmax, inputs=(np.array([[1e4, 0.0, -1e4]]),),
             dtypes=(dtypes.float64,)),
-])
+], attrs={"axis": "int"})
 
 
 @register_gradient("LogSoftmax")
@@ -340,7 +340,7 @@ register_op("BiasAdd", _infer_bias_add, dtypes=dtypes.NUMERIC, examples=[
     Example(lambda v, b: bias_add(v, b, data_format="NHWC"), np.add, inputs=((2, 4, 4, 3), (3,))),
     Example(lambda v, b: bias_add(v, b, data_format="NCHW"), _np_bias_add_nchw, inputs=((2, 3, 4, 5), (3,))),
     Example(lambda v, b: bias_add(v, b, data_format="NCHW"), _np_bias_add_nchw, inputs=((2, 3, 4), (3,))),
-])
+], attrs={"data_format": "string"})
 
 
 @register_gradient("BiasAdd")
@@ -386,7 +386,7 @@ register_op("BiasAddGrad", _infer_bias_add_grad, dtypes=dtypes.NUMERIC, examples
     Example(lambda g: bias_add_grad(g), lambda g: _np_bias_add_grad(g, -1), inputs=((2, 4, 3),)),
     Example(lambda g: bias_add_grad(g, "NCHW"), lambda g: _np_bias_add_grad(g, 1), inputs=((2, 3, 4, 5),)),
     Example(lambda g: bias_add_grad(g, "NCHW"), lambda g: _np_bias_add_grad(g, 1), inputs=((2, 3, 4),)),
-])
+], attrs={"data_format": "string"})
 
 
 @register_gradient("BiasAddGrad")
@@ -508,7 +508,7 @@ register_op("SoftmaxCrossEntropyWithLogits", _infer_softmax_xent, dtypes=dtypes.
     # Finite differences would see the labels, which the deprecated form passes through stop_gradient.
     Example(lambda x, z: softmax_cross_entropy_with_logits(labels=z, logits=x, dim=0),
             lambda x, z: _np_softmax_xent(x, z, 0), inputs=((4, 2), (4, 2)), differentiable=False),
-])
+], attrs={"axis": "int"})
 
 
 @register_gradient("SoftmaxCrossEntropyWithLogits")

@@ -79,8 +79,10 @@ def _infer_random_int(op):
 
 
 for _type in ("RandomStandardNormal", "RandomUniform", "TruncatedNormal"):
-    register_op(_type, _infer_random, dtypes=dtypes.FLOATS, stateful=True)
-register_op("RandomUniformInt", _infer_random_int, dtypes=dtypes.INDEX, stateful=True)
+    register_op(_type, _infer_random, dtypes=dtypes.FLOATS, stateful=True,
+                attrs={"dtype": "type", "seed": "int", "seed2": "int"})
+register_op("RandomUniformInt", _infer_random_int, dtypes=dtypes.INDEX, stateful=True,
+            attrs={"seed": "int", "seed2": "int"})
 
 
 # -- constructors ---------------------------------------------------------------------------------

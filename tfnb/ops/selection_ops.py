@@ -253,7 +253,7 @@ register_op("TopKV2", _infer_top_k, dtypes=dtypes.REAL, examples=[
     Example(lambda x: list(top_k(x, 0)), lambda x: list(_np_top_k(x, 0)), inputs=((2, 3),)),
     Example(lambda x, dtype: list(top_k(math_ops.cast(x, dtype), 4)),
             lambda x, dtype: list(_np_top_k(x.astype(dtype.np_dtype), 4)), inputs=(_TIES,), differentiable=False),
-])
+], attrs={"sorted": "bool"})
 
 
 @register_gradient("TopKV2")

@@ -40,7 +40,8 @@ def _check_handle(op) -> None:
         raise TypeError(f"Input 0 of {op.type} must be a resource handle, got {op.inputs[0].dtype.name}")
 
 
-register_op("VarHandleOp", lambda op: [(dtypes.resource, TensorShape([]))], dtypes=VARIABLE_DTYPES, stateful=True)
+register_op("VarHandleOp", lambda op: [(dtypes.resource, TensorShape([]))], dtypes=VARIABLE_DTYPES, stateful=True,
+            attrs={"container": "string", "dtype": "type", "shape": "shape", "shared_name": "string"})
 
 
 def var_handle_op(dtype, shape, container: str = "", shared_name: str = "", name: str | None = None) -> Tensor:
@@ -59,7 +60,8 @@ def _infer_read(op):
     return [(op.attrs["dtype"], variable_shape(op.inputs[0]))]
 
 
-register_op("ReadVariableOp", _infer_read, dtypes=VARIABLE_DTYPES, stateful=True, reads_state_only=True)
+register_op("ReadVariableOp", _infer_read, dtypes=VARIABLE_DTYPES, stateful=True, reads_state_only=True,
+            attrs={"dtype": "type"})
 
 
 @register_gradient("ReadVariableOp")
@@ -87,15 +89,21 @@ def _infer_update(op):
     return [(value.dtype, shape.merge_with(value.shape))]
 
 
-register_op("AssignVariableOp", _infer_update, dtypes=VARIABLE_DTYPES, stateful=True)
-register_op("AssignAddVariableOp", _infer_update, dtypes=dtypes.NUMERIC, stateful=True)
-register_op("AssignSubVariableOp", _infer_update, dtypes=dtypes.NUMERIC, stateful=True)
+register_op("AssignVariableOp", _infer_update, dtypes=VARIABLE_DTYPES, stateful=True,
+            attrs={"dtype": "type", "shape": "shape"})
+register_op("AssignAddVariableOp", _infer_update, dtypes=dtypes.NUMERIC, stateful=True,
+            attrs={"dtype": "type", "shape": "shape"})
+register_op("AssignSubVariableOp", _infer_update, dtypes=dtypes.NUMERIC, stateful=True,
+            attrs={"dtype": "type", "shape": "shape"})
 
 
 def _update(op_type: str, resource: Tensor, value, name: str | None) -> Tensor:
     shape = variable_shape(resource)
     handle_op = variable_op(resource)
     dtype = handle_op.attrs["dtype"] if handle_op is not None else None
+    if isinstance(value, Tensor) and dtype is not None and value.dtype is not dtype:
+        raise TypeError(f"Input 'value' of '{op_type}' Op has type {value.dtype.name} that does not match type "
+                        f"{dtype.name} of argument 'resource'.")
     value = convert_to_tensor(value, dtype=dtype)
     attrs = {"dtype": value.dtype if dtype is None else dtype, "shape": shape}
     return get_default_graph().create_op(op_type, (resource, value), attrs, name).outputs[0]
@@ -148,7 +156,7 @@ register_op("ReportUninitialized", _infer_report, dtypes=(dtypes.bool_,), exampl
     Example(lambda *flags: report_uninitialized(flags, ["a", "b"]), _reference_report(["a", "b"]),
             inputs=(np.array(True), np.array(True))),
     Example(lambda: report_uninitialized([], []), lambda: np.array([], dtype=object)),
-])
+], attrs={"names": "list(string)"})
 
 
 def report_uninitialized(is_initialized, names, name: str | None = None) -> Tensor:

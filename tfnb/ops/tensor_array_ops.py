@@ -412,8 +412,15 @@ _RULES = {"TensorArrayV3": _infer_create, "TensorArrayGradV3": _infer_grad, "Ten
           "TensorArrayReadV3": _infer_read, "TensorArrayGatherV3": _infer_gather,
           "TensorArrayScatterV3": _infer_scatter, "TensorArrayConcatV3": _infer_concat,
           "TensorArraySplitV3": _infer_split, "TensorArraySizeV3": _infer_size, "TensorArrayCloseV3": _infer_close}
+_ATTRS = {"TensorArrayV3": {"dtype": "type", "element_shape": "shape", "dynamic_size": "bool", "clear_after_read": "bool",
+                            "identical_element_shapes": "bool", "tensor_array_name": "string"},
+          "TensorArrayGradV3": {"source": "string"},
+          "TensorArrayReadV3": {"dtype": "type", "element_shape": "shape"},
+          "TensorArrayGatherV3": {"dtype": "type", "element_shape": "shape"},
+          "TensorArrayConcatV3": {"dtype": "type", "element_shape_except0": "shape"}}
 for _type, _rule in _RULES.items():
-    register_op(_type, _rule, dtypes=ELEMENT_DTYPES, stateful=True, examples=_EXAMPLES[_type])
+    register_op(_type, _rule, dtypes=ELEMENT_DTYPES, stateful=True, examples=_EXAMPLES[_type],
+                attrs=_ATTRS.get(_type, {}))
 not_differentiable("TensorArrayV3", "TensorArrayGradV3", "TensorArraySizeV3", "TensorArrayCloseV3")
 
 

@@ -107,8 +107,19 @@ def _update_cost(op) -> float:
     return 5.0 * elements
 
 
+def _update_attrs(op_type: str) -> dict[str, str]:
+    """The attrs apply_update gives an op of `op_type`: the dtypes, use_locking, and Momentum's use_nesterov."""
+    attrs = {"T": "type", "use_locking": "bool"}
+    if "indices" in SIGNATURES[op_type]:
+        attrs["Tindices"] = "type"
+    if op_type.endswith("Momentum"):
+        attrs["use_nesterov"] = "bool"
+    return attrs
+
+
 for _op_type in SIGNATURES:
-    register_op(_op_type, _infer_update, dtypes=dtypes.FLOATS, stateful=True, cost=_update_cost)
+    register_op(_op_type, _infer_update, dtypes=dtypes.FLOATS, stateful=True, cost=_update_cost,
+                attrs=_update_attrs(_op_type))
 
 
 def apply_update(op_type: str, inputs: dict, use_locking: bool = False, name: str | None = None,

@@ -115,7 +115,9 @@ class Variable:
     # -- reading ----------------------------------------------------------------------------------
 
     def _read(self) -> Tensor:
-        with self.graph.colocate_with(self._handle.op):
+        # As TF's resource variables: a read goes with its own variable only, whatever colocation encloses it
+        # (an optimizer reads beta1_power while colocating the update of another variable).
+        with self.graph.colocate_with(self._handle.op, ignore_existing=True):
             return state_ops.read_variable_op(self._handle, self._dtype)
 
     def value(self) -> Tensor:

@@ -20,6 +20,7 @@ class KernelCache:
 
     def __init__(self, resources: ResourceManager) -> None:
         self._resources = resources
+        self.functions = None  # set by the session: what kernels calling graph functions (tf.data's map) use
         self._bound: dict[tuple[Operation, str], tuple[Callable, bool]] = {}
 
     def bind(self, op: Operation, device: LocalDevice) -> tuple[Callable, bool]:
@@ -29,7 +30,7 @@ class KernelCache:
             kernel_def = find_kernel(op.type, device.device_type)
             node = KernelNode(op.type, op.name, op.attrs, tuple(t.dtype.np_dtype for t in op.inputs),
                               tuple(t.dtype.np_dtype for t in op.outputs), tuple(t.shape.as_tuple() for t in op.outputs),
-                              device.name, device.device_type, device.xp, self._resources)
+                              device.name, device.device_type, device.xp, self._resources, self.functions)
             bound = (kernel_def.factory(node), kernel_def.needs_step)
             self._bound[key] = bound
         return bound

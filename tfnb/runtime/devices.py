@@ -13,6 +13,7 @@ from types import ModuleType
 import numpy as np
 
 from tfnb.framework import device_spec as _device
+from tfnb.runtime.strict_numpy import STRICT_XP
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,11 @@ class LocalDevice:
 
     @property
     def short_name(self) -> str:
-        """'cpu1' for /job:localhost/replica:0/task:0/device:CPU:1, as generated code names values there."""
-        return f"{self.device_type.lower()}{self.index}"
+        """'cpu1' for /job:localhost/replica:0/task:0/device:CPU:1 and 'ps0_cpu1' for /job:ps/replica:0/task:0/...,
+        as generated code names values there."""
+        spec = self.spec
+        task = "" if spec.job in (None, "localhost") else f"{spec.job}{spec.task}_"
+        return f"{task}{self.device_type.lower()}{self.index}"
 
 
 def gpu_count() -> int:
@@ -43,13 +47,19 @@ def gpu_count() -> int:
         return 0
 
 
-def local_devices(device_count: dict | None = None) -> list[LocalDevice]:
-    """This process's devices: `device_count['CPU']` logical CPUs (1 by default) and the visible GPUs."""
+def local_devices(device_count: dict | None = None, task: str = _device.LOCAL_TASK) -> list[LocalDevice]:
+    """This process's devices: `device_count['CPU']` logical CPUs (1 by default), the visible GPUs, and
+    `device_count['STRICT']` test devices whose arrays behave as CuPy's (tfnb/runtime/strict_numpy.py).
+
+    A process hosting a task of a cluster names them after that task (`/job:ps/replica:0/task:0/device:CPU:0`).
+    """
     device_count = device_count or {}
-    devices = [LocalDevice(_device.local_device("CPU", i), "CPU", i, np)
+    devices = [LocalDevice(_device.local_device("CPU", i, task), "CPU", i, np)
                for i in range(max(1, int(device_count.get("CPU", 1))))]
     gpus = min(gpu_count(), int(device_count.get("GPU", 1 << 30)))
     if gpus:
         import cupy
-        devices += [LocalDevice(_device.local_device("GPU", i), "GPU", i, cupy) for i in range(gpus)]
+        devices += [LocalDevice(_device.local_device("GPU", i, task), "GPU", i, cupy) for i in range(gpus)]
+    devices += [LocalDevice(_device.local_device("STRICT", i, task), "STRICT", i, STRICT_XP)
+                for i in range(int(device_count.get("STRICT", 0)))]
     return devices

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfnb.framework.errors import InvalidArgumentError
+from tfnb.framework.errors import DeadlineExceededError, InvalidArgumentError
 from tfnb.framework.operation import is_loop_back_edge
 from tfnb.runtime.concurrent import InterOpThreads, run_partitions
 from tfnb.runtime.plan import CONSTANT, FEED, Plan
@@ -92,7 +92,7 @@ class ReferenceExecutor:
     """Runs a plan's nodes; `run(feeds, step)` returns the fetched values, as the generated code does.
 
     `bind(node)` gives a node's kernel callable and whether it takes the step; `move(node)` gives a Recv's
-    conversion to its device's arrays; `compress` truncates float32 values that Sends leave (lossy transfer).
+    conversion to its device's arrays; `compress` packs float32 values that Sends leave (bfloat16 transfers).
     """
 
     def __init__(self, plan: Plan, bind: Callable, move: Callable, compress: Callable | None = None) -> None:
@@ -152,10 +152,13 @@ class ReferenceExecutor:
                     slot.back_edges += 1
             slot.waits += 1
         slot.input_names = [v.producer.name if v.producer is not None else v.tensor.name for v in node.inputs]
-        if node.type == "_Recv":
+        if node.type == "_Recv" and id(node.peer) in index:
             # The Send -> Recv edge: the Recv waits for its Send, whose value it takes from the rendezvous.
             self.slots[index[id(node.peer)]].outputs[0].append((slot.index, 0))
             slot.template, slot.n_data, slot.waits, slot.input_names = [DEAD], 1, 1, [node.peer.name]
+        elif node.type == "_Recv":
+            # Its Send runs in another task of a cluster (outside every loop): the Recv waits in the rendezvous.
+            slot.template, slot.n_data, slot.waits, slot.input_names = [True], 1, 0, [node.peer.name]
         for control in node.control_inputs:
             slot.input_names.append(control.name)
             producer = index[id(control)]
@@ -241,10 +244,13 @@ class _Execution:
     # -- the main loop: take a ready node instance, run it, pass its outputs on --------------------
 
     def run(self) -> None:
+        deadline = self.step.deadline
         while self.ready:
             instance = self.ready.popleft()
             index, frame, iteration, values = instance
             slot = self.slots[index]
+            if deadline is not None and time.monotonic() > deadline:
+                self.time_out(slot, frame, iteration)
             if self.record is None:
                 outputs, dead = self.fire(slot, frame, iteration, values)
             else:
@@ -422,6 +428,13 @@ class _Execution:
         if state[0] == 0:
             del self.pending[key]
 
+    def time_out(self, slot: Slot, frame: Frame, iteration: int) -> None:
+        """Ends the run: its deadline (RunOptions.timeout_in_ms) passed before `slot`'s node could run."""
+        where = f" in iteration {frame.label(iteration)}" if frame.name else ""
+        raise DeadlineExceededError(None, slot.node.op if slot.node.op is not None else None,
+                                    f"Timed out after {self.step.timeout_in_ms} ms: the run's deadline passed before "
+                                    f"{slot.node.name} could run{where}")
+
     # -- the record -----------------------------------------------------------------------------
 
     def enqueue(self, instance: tuple) -> None:
@@ -472,14 +485,16 @@ class _DeviceExecution(_Execution):
 
     def run(self) -> None:
         while self.ready or self.remaining:
-            if not self.ready:
+            # Arrivals first: a Recv is ready as soon as its value is here, as in a single executor.
+            while not self.inbox.empty() or not self.ready:
                 consumer, input_slot, value = self.inbox.get()
                 if consumer is None:
                     raise StepAborted(f"the step was aborted on another device than {self.device}")
                 super().deliver(consumer, input_slot, value, self.root, 0)
-                continue
             index, frame, iteration, values = self.ready.popleft()
             slot = self.slots[index]
+            if self.step.deadline is not None and time.monotonic() > self.step.deadline:
+                self.time_out(slot, frame, iteration)
             if self.record is None:
                 outputs, dead = self.fire(slot, frame, iteration, values)
             else:
@@ -515,7 +530,7 @@ def _root_frame_nodes(plan: Plan, index: dict) -> list[int]:
     for i, node in enumerate(plan.nodes):
         sources = [v.producer for v in node.inputs if v.producer is not None and not (
             node.op is not None and is_loop_back_edge(node.op, v.tensor))] + list(node.control_inputs)
-        if node.type == "_Recv":
+        if node.type == "_Recv" and id(node.peer) in index:
             sources.append(node.peer)
         depth[i] = max((depth[index[id(s)]] + (s.type == "Enter") - (s.type == "Exit") for s in sources), default=0)
     return [i for i, d in depth.items() if d == 0]

@@ -12,12 +12,14 @@ A plan whose frames do not nest as tf.cond and tf.while_loop build them is left 
 
 from __future__ import annotations
 
+import functools
 import keyword
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfnb.framework.errors import InvalidArgumentError
+from tfnb.framework.errors import DeadlineExceededError, InvalidArgumentError
 from tfnb.framework.operation import is_loop_back_edge
 from tfnb.runtime.codegen import Compiled, Line, assemble, scalar_constant
 from tfnb.runtime.naming import Names, kernel_name
@@ -70,7 +72,8 @@ def compile_structured(plan: Plan, names: Names, bind, constants: dict) -> Compi
     `bind(node)` gives the node's kernel callable and whether it takes the step (Sends and Recvs too).
     """
     writer = _Writer(plan, names, bind, constants)
-    body = writer.feed_statements() + writer.block(_frames(plan.nodes)) + writer.return_statements()
+    body = writer.feed_statements() + [Statement(Line("_deadline = step.deadline"), defines={"_deadline"})] + \
+        writer.block(_frames(plan.nodes)) + writer.return_statements()
     return assemble(_with_releases(body, writer.kept()), writer.bound, "loop plan")
 
 
@@ -213,7 +216,8 @@ class _Writer:
         cond_part, body_part = self._split(frame, switches)
         if condition.producer in body_part:
             raise NotStructured(f"the condition of loop {frame.name} depends on its body")
-        body = self.block(FrameBlock(frame.name, frame.parent, cond_part))
+        body = [self._deadline_check(frame, switches[0].inputs[1].producer)]
+        body += self.block(FrameBlock(frame.name, frame.parent, cond_part))
         body.append(Statement(Line(f"if not {self.name(condition)}: break", f"{frame.name}: LoopCond",
                                    switches[0].inputs[1].producer), _identifiers(self.name(condition))))
         body += self.block(FrameBlock(frame.name, frame.parent, body_part, frame.children))
@@ -235,6 +239,14 @@ class _Writer:
         dead_exits = [Statement(Line(f"{e.outputs[0].name} = None"), defines={e.outputs[0].name}) for e in frame.exits]
         header = Line(f"if {' is not None and '.join(guard)} is not None:")
         return [Statement(header, _identifiers(*guard), blocks=[(None, statements), (Line("else:"), dead_exits)])]
+
+    def _deadline_check(self, frame: FrameBlock, loop_cond: Node) -> Statement:
+        """Each iteration first checks the run's deadline (RunOptions.timeout_in_ms), so no loop outlives it."""
+        self.bound["_monotonic"] = time.monotonic
+        check = self.names.helper(f"timeout_{frame.name}")
+        self.bound[check] = functools.partial(_deadline_exceeded, loop_cond.op, frame.name)
+        return Statement(Line(f"if _deadline is not None and _monotonic() > _deadline: {check}(step)",
+                              f"{frame.name}: the run's deadline"), {"_deadline"})
 
     def _split(self, frame: FrameBlock, switches) -> tuple[list, list]:
         """The frame's nodes computing the condition, and those of the body (downstream of the Switches)."""
@@ -427,6 +439,11 @@ def _render(statements: list[Statement], releases: dict, depth: int) -> list[Lin
         if names:
             lines.append(Line(f"{indent}del {', '.join(sorted(names))}"))
     return lines
+
+
+def _deadline_exceeded(op, frame: str, step) -> None:
+    raise DeadlineExceededError(None, op, f"Timed out after {step.timeout_in_ms} ms: the run's deadline passed in "
+                                f"loop '{frame}'")
 
 
 def _dead_fetch(position: int):

@@ -51,6 +51,12 @@ class Names:
         self._used.add(name)
         return name
 
+    def helper(self, text: str) -> str:
+        """A fresh identifier for a helper of the generated code: `_` and `text` made an identifier."""
+        name = self.new(text)
+        self._used.add("_" + name)
+        return "_" + name
+
     def value(self, tensor: Tensor, suffix: str = "") -> str:
         """A name for `tensor`'s value: its op's name, `_i` for output i > 0, then `suffix`."""
         index = f"_{tensor.value_index}" if tensor.value_index else ""

@@ -4,14 +4,19 @@ Every op becomes a node on its assigned device. Where a node reads a value from 
 a Send on the value's device and a Recv on the reader's are added, once per (value, destination
 device) however many nodes read it there, keyed as the paper's rendezvous. A control edge across
 devices becomes a Send/Recv pair carrying only the signal. Fed values and constants that the
-rewrites folded live on the host device, as if received from the client.
+rewrites folded live on the host device, as if received from the client; in a distributed plan they come
+with the step to each task that reads them, so they cross devices only inside a task (`inputs_home`).
 
-In the single order that one thread runs (`Plan.nodes`), a Send follows its producer at once and
-a Recv comes right before its first reader: a received copy lives no longer than it is needed.
+In the single order that one thread runs (`Plan.nodes`), a Send follows its producer at once. A
+Recv comes right before its first reader and, in a plan without control flow, waits through a control
+edge for the node that precedes it on its device (the paper's added control edges, section 3.2.2; in
+a loop or a cond such an edge would carry deadness): a received copy then lives no longer than it is
+needed. With `delay_recvs=False` a Recv follows its Send at once instead.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tfnb.framework.operation import Operation, is_loop_back_edge
@@ -35,23 +40,30 @@ class Partitioned:
 
 
 def partition(rewritten: Rewritten, feeds, fetches, placement: dict[Operation, LocalDevice],
-              host: LocalDevice) -> Partitioned:
-    """Nodes for the rewritten ops on their devices, with the Send/Recv pairs that join the devices."""
-    builder = _Builder(rewritten, placement, host)
+              host: LocalDevice, delay_recvs: bool = True, inputs_home: Callable[[str], str] | None = None) -> Partitioned:
+    """Nodes for the rewritten ops on their devices, with the Send/Recv pairs that join the devices.
+
+    `inputs_home(device)`, in a distributed plan, is the device of `device`'s task where fed values and constants
+    arrive with the step (the host device otherwise).
+    """
+    builder = _Builder(rewritten, placement, host, inputs_home)
     feed_values = [builder.home_value(t, FEED) for t in feeds]
     for op in rewritten.ops:
         builder.add(op)
     builder.close_loops()
     fetch_values = [builder.home_value(rewritten.resolve(leaf)) if isinstance(leaf, Tensor) else None
                     for leaf in fetches]
-    return Partitioned(builder.in_run_order(), feed_values, fetch_values, builder.constants, builder.names)
+    control_flow = any(op.op_def.control_flow for op in rewritten.ops)
+    nodes = builder.delayed_order(waits=not control_flow) if delay_recvs else builder.early_order()
+    return Partitioned(nodes, feed_values, fetch_values, builder.constants, builder.names)
 
 
 class _Builder:
     """Creates the nodes and transfers, remembering where each Send and Recv goes in the run order."""
 
-    def __init__(self, rewritten: Rewritten, placement: dict[Operation, LocalDevice], host: LocalDevice) -> None:
-        self.rewritten, self.placement, self.host = rewritten, placement, host
+    def __init__(self, rewritten: Rewritten, placement: dict[Operation, LocalDevice], host: LocalDevice,
+                 inputs_home: Callable[[str], str] | None) -> None:
+        self.rewritten, self.placement, self.host, self.inputs_home = rewritten, placement, host, inputs_home
         self.names = Names()
         self.values: dict[Tensor, Value] = {}
         self.nodes: dict[Operation, Node] = {}
@@ -100,13 +112,16 @@ class _Builder:
 
     def _on(self, device: str, value: Value, reader: Node) -> Value:
         """`value` as `reader` on `device` reads it: itself, or the output of a Recv there."""
-        if value.device == device:
+        source = value.device
+        if value.kind in (FEED, CONSTANT) and self.inputs_home is not None:
+            source = self.inputs_home(device)
+        if source == device:
             return value
         recv = self.received.get((value, device))
         if recv is None:
             short = self.placement[reader.op].short_name
-            key = rendezvous_key(value.device, device, value.tensor.name)
-            send = Node(f"_Send/{value.tensor.name}->{short}", "_Send", value.device, inputs=[value], key=key,
+            key = rendezvous_key(source, device, value.tensor.name)
+            send = Node(f"_Send/{value.tensor.name}->{short}", "_Send", source, inputs=[value], key=key,
                         tensor=value.tensor)
             recv = Node(f"_Recv/{value.tensor.name}->{short}", "_Recv", device, key=key, tensor=value.tensor,
                         peer=send)
@@ -135,11 +150,32 @@ class _Builder:
         self.sends_after.setdefault(producer, []).append(send)
         self.recvs_before.setdefault(reader, []).append(recv)
 
-    def in_run_order(self) -> list[Node]:
-        """Op nodes in order; each Send right after its producer, each Recv right before its first reader."""
+    def delayed_order(self, waits: bool) -> list[Node]:
+        """Op nodes in order; each Send right after its producer, each Recv right before its first reader (and,
+        when `waits`, waiting for the node before it on its device)."""
         result = list(self.sends_after.get(None, ()))
+        last_on: dict[str, Node] = {node.device: node for node in result}
         for node in self.order:
-            result += self.recvs_before.get(node, [])
+            for recv in self.recvs_before.get(node, []):
+                previous = last_on.get(recv.device)
+                if waits and previous is not None and previous is not recv.peer:
+                    recv.control_inputs.append(previous)
+                result.append(recv)
+                last_on[recv.device] = recv
             result.append(node)
-            result += self.sends_after.get(node, [])
+            last_on[node.device] = node
+            for send in self.sends_after.get(node, []):
+                result.append(send)
+                last_on[send.device] = send
+        return result
+
+    def early_order(self) -> list[Node]:
+        """Op nodes in order; each Send right after its producer and its Recv right after it."""
+        result = []
+        for send in self.sends_after.get(None, ()):
+            result += [send, send.peer]
+        for node in self.order:
+            result.append(node)
+            for send in self.sends_after.get(node, []):
+                result += [send, send.peer]
         return result

@@ -36,7 +36,7 @@ from tfnb.runtime.partition import partition
 from tfnb.runtime.placement import place
 from tfnb.runtime.plan import CONSTANT, FEED, OUTPUT, Node, Plan
 from tfnb.runtime.prune import check_placeholders_fed, prune
-from tfnb.runtime.rendezvous import Rendezvous, recv_kernel, send_kernel, transfer, truncate_to_16_bits
+from tfnb.runtime.rendezvous import Rendezvous, from_bfloat16, recv_kernel, send_kernel, to_bfloat16, transfer
 from tfnb.runtime.rewrites import rewrite
 
 
@@ -52,6 +52,7 @@ class CompileOptions:
     allow_soft_placement: bool = False
     compress_transfers: bool = False
     intra_op_threads: int = 0
+    delay_recvs: bool = True
 
 
 class Executable:
@@ -107,31 +108,48 @@ def compile_plan(fetches: list, feeds: list[Tensor], devices: list[LocalDevice],
 
     With `inter_op`, the devices of a plan without control flow run concurrently, one thread each.
     """
+    plan, names = build_plan(fetches, feeds, devices, kernels, options)
+    return executable_of(plan, names, {device.name: device for device in devices}, kernels, options, inter_op)
+
+
+def build_plan(fetches: list, feeds: list[Tensor], devices: list[LocalDevice], kernels: KernelCache,
+               options: CompileOptions, host: LocalDevice | None = None, default_task: str = "",
+               inputs_home: Callable[[str], str] | None = None) -> tuple[Plan, Names]:
+    """The plan of one request, every stage but code generation, and the identifiers its values took.
+
+    `host` (devices[0] by default) folds constants and holds fed values; a distributed session passes its own CPU,
+    the task that ops naming no job go to, and where each task's fed values arrive (tfnb/distributed/master.py).
+    """
     targets = [leaf for leaf in fetches if isinstance(leaf, Operation)]
     tensors = [leaf for leaf in fetches if isinstance(leaf, Tensor)]
     ops = prune(tensors, targets, feeds)
     check_placeholders_fed(ops, feeds)
     ordered = order(ops, dependencies_of(ops, feeds))
-    host = devices[0]
+    host = host if host is not None else devices[0]
     rewritten = rewrite(ordered, feeds, kernels.evaluate_on(host), cse=options.cse, fold=options.fold,
                         fetches=tensors, targets=targets)
     dependencies = dependencies_of(rewritten.ops, feeds, rewritten)
-    placement = place(rewritten.ops, dependencies, devices, options.allow_soft_placement)
-    parts = partition(rewritten, feeds, fetches, placement, host)
+    placement = place(rewritten.ops, dependencies, devices, options.allow_soft_placement, default_task)
+    parts = partition(rewritten, feeds, fetches, placement, host, options.delay_recvs, inputs_home)
     plan = Plan(tuple(feeds), tuple(fetches), tuple(targets), rewritten.ops, dependencies,
                 {op: device.name for op, device in placement.items()}, dict(rewritten.removed), parts.nodes,
                 parts.feed_values, parts.fetch_values, parts.constants, dict(rewritten.substitutes), plain=options.plain)
-    by_name = {device.name: device for device in devices}
-    binder = _NodeBinder(kernels, by_name, options.compress_transfers)
+    return plan, parts.names
+
+
+def executable_of(plan: Plan, names: Names, devices: dict[str, LocalDevice], kernels: KernelCache,
+                  options: CompileOptions, inter_op: InterOpThreads | None = None) -> Executable:
+    """The code that runs `plan`'s nodes on `devices` (name -> device; every device a node or its peer is on)."""
+    binder = _NodeBinder(kernels, devices, options.compress_transfers)
     concurrent = inter_op if len(plan.partitions) > 1 and not _has_control_flow(plan) else None
-    functions = _generate(plan, parts.names, binder, options, concurrent is not None)
+    functions = _generate(plan, names, binder, options, concurrent is not None)
     plan.source = "\n".join(f.source for f in functions) if functions else \
         "# run by the reference executor (tfnb/runtime/executor.py)\n"
     run = _run_devices(plan, functions, concurrent) if concurrent is not None else \
         functions[0].run if functions else None
-    compress = truncate_to_16_bits if options.compress_transfers else None
+    compress = to_bfloat16 if options.compress_transfers else None
     return Executable(plan, functions, run, lambda: ReferenceExecutor(plan, binder.kernel, binder.move, compress),
-                      _run_threads(plan, by_name, options.intra_op_threads, concurrent is not None), inter_op)
+                      _run_threads(plan, devices, options.intra_op_threads, concurrent is not None), inter_op)
 
 
 def _has_control_flow(plan: Plan) -> bool:
@@ -220,8 +238,11 @@ class _NodeBinder:
         return kernel, needs_step, find_kernel(node.type, self.devices[node.device].device_type)
 
     def move(self, node: Node) -> Callable:
-        """A Recv's conversion of what its Send left to arrays of the Recv's device."""
-        return transfer(self.devices[node.peer.device], self.devices[node.device])
+        """A Recv's conversion of what its Send left to arrays of the Recv's device (widening bfloat16 first)."""
+        move = transfer(self.devices[node.peer.device], self.devices[node.device])
+        if not self.compress:
+            return move
+        return lambda value: move(from_bfloat16(value))
 
 
 def _signal_sender(key: str) -> Callable:

@@ -7,6 +7,8 @@ estimates for every candidate are kept on the op (`placement_reasons`) so they c
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from tfnb.framework import device_spec as _device
@@ -48,13 +50,18 @@ def colocation_groups(ops: list[Operation]) -> dict[Operation, Operation]:
 
 
 def place(ops: list[Operation], dependencies: dict, devices: list[LocalDevice],
-          allow_soft_placement: bool = False) -> dict[Operation, LocalDevice]:
-    """Assigns every op (given in execution order) a device; records reasons on each op."""
+          allow_soft_placement: bool = False, default_task: str = "") -> dict[Operation, LocalDevice]:
+    """Assigns every op (given in execution order) a device; records reasons on each op.
+
+    `default_task` (a distributed session's task, `/job:worker/replica:0/task:0`) is where an op that names no job
+    goes, as TF's master places it: a request of `/device:CPU:1` means that task's CPU:1.
+    """
     leaders = colocation_groups(ops)
     members: dict[Operation, list[Operation]] = {}
     for op in ops:
         members.setdefault(leaders[op], []).append(op)
-    feasible = {leader: _feasible(group, devices, allow_soft_placement) for leader, group in members.items()}
+    default = _device.DeviceSpec.from_string(default_task) if default_task else None
+    feasible = {leader: _feasible(group, devices, allow_soft_placement, default) for leader, group in members.items()}
     placement: dict[Operation, LocalDevice] = {}
     group_device: dict[Operation, LocalDevice] = {}
     device_free = {d.name: 0.0 for d in devices}
@@ -76,14 +83,19 @@ def place(ops: list[Operation], dependencies: dict, devices: list[LocalDevice],
     return placement
 
 
-def _feasible(group: list[Operation], devices: list[LocalDevice], soft: bool) -> list[LocalDevice]:
+def _feasible(group: list[Operation], devices: list[LocalDevice], soft: bool,
+              default: _device.DeviceSpec | None) -> list[LocalDevice]:
     with_kernels = [d for d in devices if all(has_kernel(op.type, d.device_type) for op in group)]
     requested = [op for op in group if op.device]
-    matching = [d for d in with_kernels
-                if all(_device.DeviceSpec.from_string(op.device).matches(d.spec) for op in requested)]
-    if matching:
-        return matching
-    if soft and with_kernels:
+    # As TF: an op using a resource goes where the resource is, whatever device it asked for itself.
+    owners = [op for op in requested if any(t.dtype.name == "resource" for t in op.outputs)]
+    for asking in (requested, owners) if owners != requested else (requested,):
+        specs = [_with_task(_device.DeviceSpec.from_string(op.device), default) for op in asking] or \
+            [default or _device.DeviceSpec()]
+        matching = [d for d in with_kernels if all(spec.matches(d.spec) for spec in specs)]
+        if matching:
+            return matching
+    if with_kernels and (soft or not requested):  # the default task is a preference, never a constraint
         return with_kernels
     op = requested[0] if requested else group[0]
     if not with_kernels:
@@ -93,6 +105,13 @@ def _feasible(group: list[Operation], devices: list[LocalDevice], soft: bool) ->
     names = ", ".join(d.name for d in devices)
     raise InvalidArgumentError(None, op, f"Cannot assign a device for operation '{op.name}': {reason}. "
                                f"Available devices: [{names}]", device=op.device or "(unplaced)")
+
+
+def _with_task(spec: _device.DeviceSpec, default: _device.DeviceSpec | None) -> _device.DeviceSpec:
+    """`spec` on the default task when it names no job (unchanged without a default)."""
+    if default is None or spec.job is not None:
+        return spec
+    return replace(spec, job=default.job, replica=default.replica, task=default.task)
 
 
 def _finish_time(op, device, deps, placement, finish, device_free) -> float:

@@ -3,17 +3,20 @@
 The partition step puts a Send on the producer's device and a Recv on the consumer's; they meet in
 the step's rendezvous under a key that names both devices and the tensor (and, inside a loop, the
 frame and iteration), so neither needs to know when the other runs. The Recv converts the value to
-its device's arrays (NumPy <-> CuPy); with lossy compression on, the Send keeps only the top 16 bits
-of each float32 (the paper's section 5.5).
+its device's arrays (NumPy <-> CuPy). With lossy compression on (`GraphOptions.enable_bfloat16_sendrecv`),
+a float32 array travels as bfloat16: the Send keeps the top 16 bits of each value, half the bytes, and
+the Recv widens them back (the paper's section 5.5: the low bits are zero, not rounded).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
+from tfnb.kernels.host import to_host
 from tfnb.runtime.devices import LocalDevice
 
 
@@ -43,9 +46,12 @@ class Rendezvous:
             self._values[key] = value
             self._arrived.notify_all()
 
-    def recv(self, key: str):
+    def recv(self, key: str, timeout: float | None = None):
+        """The value sent under `key`, once it is: StepAborted if the step is aborted first, TimeoutError if
+        nothing came within `timeout` seconds (None: wait as long as the step lasts)."""
         with self._arrived:
-            self._arrived.wait_for(lambda: key in self._values or self._aborted)
+            if not self._arrived.wait_for(lambda: key in self._values or self._aborted, timeout):
+                raise TimeoutError(f"nothing was sent under {key} within {timeout:g} s")
             if key not in self._values:
                 raise StepAborted(f"the step was aborted while {key} was awaited")
             return self._values.pop(key)
@@ -67,34 +73,48 @@ class Rendezvous:
             callback()
 
 
-def to_host(value):
-    """A device array as a NumPy array (NumPy values, scalars and None pass through)."""
-    if value is None or isinstance(value, np.ndarray | np.generic) or not hasattr(value, "get"):
-        return value
-    return value.get()
-
-
 def transfer(source: LocalDevice, destination: LocalDevice) -> Callable:
-    """The function a Recv applies to make a value sent from `source` an array of `destination`."""
+    """The function a Recv applies to make a value sent from `source` an array of `destination`.
+
+    Only numeric arrays move; anything else (a resource's handle, a string array, a dead value) is passed as it is.
+    """
     if source.xp is destination.xp:
         return _same
     if destination.xp is np:
         return to_host
-    return lambda value: None if value is None else destination.xp.asarray(value)
+    to_device = destination.xp.asarray
+    return lambda value: to_device(value) if isinstance(value, np.ndarray) and value.dtype.kind in "biufc" else value
 
 
-def truncate_to_16_bits(value):
-    """Lossy transfer compression from the paper: keep a float32's top 16 bits, zero the rest."""
-    if getattr(value, "dtype", None) != np.float32:
+@dataclass(frozen=True)
+class Bfloat16:
+    """A float32 array as it crosses devices compressed: the top 16 bits of each value (a uint16 array)."""
+
+    bits: object
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.bits.nbytes)
+
+
+def to_bfloat16(value):
+    """A float32 array as Bfloat16 (half the bytes); any other value as it is."""
+    if getattr(value, "dtype", None) != np.float32 or not hasattr(value, "view"):
         return value
-    bits = value.view(np.uint32) & np.uint32(0xFFFF0000)
-    return bits.view(np.float32)
+    return Bfloat16((value.view(np.uint32) >> np.uint32(16)).astype(np.uint16))
+
+
+def from_bfloat16(value):
+    """A Bfloat16 widened back to float32 (its low 16 bits zero); any other value as it is."""
+    if not isinstance(value, Bfloat16):
+        return value
+    return (value.bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
 def send_kernel(key: str, compress: bool) -> Callable:
     """What a Send line calls: `send(step, value)` leaves the value in the step's rendezvous."""
     if compress:
-        return lambda step, value: step.rendezvous.send(key, truncate_to_16_bits(value))
+        return lambda step, value: step.rendezvous.send(key, to_bfloat16(value))
     return lambda step, value: step.rendezvous.send(key, value)
 
 

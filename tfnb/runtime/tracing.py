@@ -7,7 +7,16 @@ A traced run (`RunOptions(trace_level=FULL_TRACE)`) runs on the reference execut
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+
+_FRAME_PART = re.compile(r"(.+?):(\d+)(?:/|$)")
+
+
+def frame_path(tag: str) -> list[tuple[str, int]]:
+    """A frame tag as (frame name, iteration) pairs, outermost first: 'while:1/while/while:0' ->
+    [('while', 1), ('while/while', 0)]; frame names may hold '/' themselves, '' is the root frame."""
+    return [(name, int(iteration)) for name, iteration in _FRAME_PART.findall(tag)]
 
 
 @dataclass
@@ -83,6 +92,15 @@ class RunMetadata:
     partition_graphs: dict[str, list[str]] = field(default_factory=dict)
     execution_order: list[str] = field(default_factory=list)
     executor_record: ExecutorRecord = field(default_factory=ExecutorRecord)
+    memory: dict[str, list[tuple[int, str, int]]] = field(default_factory=dict)
+
+    def peak_bytes(self) -> dict[str, int]:
+        """Per device, the most bytes of values alive at once in the step (see `memory`)."""
+        return {device: max((live for _, _, live in points), default=0) for device, points in self.memory.items()}
+
+    def bytes_moved(self) -> int:
+        """The bytes that Sends handed to other devices in the step (halved by bfloat16 transfers)."""
+        return sum(sum(stats.output_bytes) for stats in self.node_stats() if stats.op_type == "_Send")
 
     def node_stats(self) -> list[NodeExecStats]:
         """Every node's stats, in execution order."""
@@ -90,16 +108,25 @@ class RunMetadata:
         return sorted(stats, key=lambda s: s.order)
 
     def to_chrome_trace(self) -> dict:
-        """The run as Chrome trace-event JSON (open in Perfetto or chrome://tracing)."""
+        """The run as Chrome trace-event JSON (open in Perfetto or chrome://tracing): one process per device, one
+        thread per executor thread; a loop's node instances are named 'node [frame:iteration]' and carry their
+        frame, iteration and full frame tag in their args, so iterations can be told apart and searched."""
         events = []
         for pid, device in enumerate(self.step_stats.dev_stats):
             events.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": device.device}})
             for stats in device.node_stats:
-                events.append({"name": stats.node_name, "cat": stats.op_type, "ph": "X", "pid": pid,
+                args = {"op": stats.op_type, "shapes": [list(s) for s in stats.output_shapes],
+                        "dtypes": stats.output_dtypes, "bytes": stats.output_bytes}
+                name = stats.node_name
+                if stats.frame:
+                    frame, iteration = frame_path(stats.frame)[-1]
+                    args.update({"frame": frame, "iteration": iteration, "frame_tag": stats.frame})
+                    name = f"{name} [{stats.frame}]"
+                if stats.dead:
+                    args["dead"] = True
+                events.append({"name": name, "cat": stats.op_type, "ph": "X", "pid": pid,
                                "tid": stats.thread_id % 100000, "ts": stats.all_start_micros,
-                               "dur": max(stats.all_end_rel_micros, 0.001),
-                               "args": {"op": stats.op_type, "shapes": [list(s) for s in stats.output_shapes],
-                                        "dtypes": stats.output_dtypes, "bytes": stats.output_bytes}})
+                               "dur": max(stats.all_end_rel_micros, 0.001), "args": args})
         return {"traceEvents": events, "displayTimeUnit": "ms"}
 
     def save_chrome_trace(self, path: str) -> None:
@@ -133,6 +160,37 @@ def fill_run_metadata(metadata: RunMetadata, plan, trace: list, record: Executor
     metadata.step_stats = StepStats(list(by_device.values()))
     metadata.partition_graphs = {device: [node.name for node in nodes] for device, nodes in plan.partitions.items()}
     metadata.executor_record = record
+    if not any(op.op_def.control_flow for op in plan.ops):
+        metadata.memory = live_bytes(plan, trace)
+
+
+def live_bytes(plan, trace: list) -> dict[str, list[tuple[int, str, int]]]:
+    """Per device, after each node that ran there (in execution order): the bytes of values alive on it.
+
+    A value is alive from the end of the node that computes it to the end of its last reader (fetched values to
+    the end of the step); what a Send hands over is counted on the Recv's device. For plans without control flow,
+    where every node runs once.
+    """
+    readers: dict[int, int] = {}
+    for node in plan.nodes:
+        for value in node.inputs:
+            readers[id(value)] = readers.get(id(value), 0) + 1
+    kept = {id(value) for value in plan.fetch_values if value is not None}
+    size: dict[int, int] = {}
+    live: dict[str, int] = {}
+    memory: dict[str, list[tuple[int, str, int]]] = {}
+    for order, (index, _, _, _, outputs, _, _) in enumerate(trace):
+        node = plan.nodes[index]
+        if node.type != "_Send":
+            for value, (_, _, nbytes) in zip(node.outputs, outputs):
+                size[id(value)] = nbytes
+                live[node.device] = live.get(node.device, 0) + nbytes
+        for value in node.inputs:
+            readers[id(value)] -= 1
+            if not readers[id(value)] and id(value) not in kept and id(value) in size:
+                live[value.device] -= size.pop(id(value))
+        memory.setdefault(node.device, []).append((order, node.name, live.get(node.device, 0)))
+    return memory
 
 
 def summarize(outputs) -> tuple:

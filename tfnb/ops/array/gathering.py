@@ -59,7 +59,7 @@ register_op("GatherV2", _infer_gather, dtypes=ARRAY_AND_STRING, examples=[
     Example(lambda x, i: gather(x, i, axis=-1), lambda x, i: x[..., i], inputs=((2, 3), np.array(1, np.int32))),
     Example(lambda x, i: gather(x, i), lambda x, i: x[i], inputs=((3,), np.zeros([0], np.int32))),
     Example(lambda x, i: gather(x, i, axis=1), lambda x, i: x[:, i], inputs=((2, 3, 2), np.array([[2, 0], [2, 2]]))),
-])
+], attrs={"batch_dims": "int"})
 
 
 @register_gradient("GatherV2")

@@ -81,7 +81,7 @@ register_op("ConcatV2", _infer_concat, dtypes=ARRAY_AND_STRING, examples=[
             inputs=((2, 2), (2, 1), np.array(1, np.int64))),
     # A shape built by concatenating slices of tf.shape keeps its known entries (see shape_elements).
     Example(lambda x: reshape(x, concat([shape(x)[-1:], [-1]], 0)), lambda x: x.reshape(4, -1), inputs=((2, 3, 4),)),
-])
+], attrs={"N": "count"})
 
 
 @register_gradient("ConcatV2")
@@ -129,7 +129,7 @@ register_op("Split", _infer_split, dtypes=ARRAY_AND_STRING, forwards_input=1, ex
     Example(lambda x: split(x, 2, axis=1), lambda x: np.split(x, 2, axis=1), inputs=((3, 4),)),
     Example(lambda x: split(x, 3), lambda x: np.split(x, 3), inputs=((6,),)),
     Example(lambda x: split(x, 1, axis=-1), lambda x: [x], inputs=((2, 3),)),
-])
+], attrs={"num_split": "count"})
 
 
 @register_gradient("Split")
@@ -176,7 +176,7 @@ register_op("SplitV", _infer_split_v, dtypes=ARRAY_AND_STRING, forwards_input=0,
     Example(lambda x, s: split(x, s, 1, num=2), lambda x, s: np.split(x, [1], axis=1),
             inputs=((2, 3), np.array([1, -1], np.int32))),
     Example(lambda x: split(x, [-1]), lambda x: [x], inputs=((3,),)),
-])
+], attrs={"num_split": "count"})
 
 
 @register_gradient("SplitV")

@@ -57,7 +57,7 @@ register_op("OneHot", _infer_one_hot, dtypes=ARRAY_AND_STRING, examples=[
             differentiable=False),
     Example(lambda i: one_hot(i, 3, axis=1), lambda i: np.moveaxis(np.eye(3, dtype=np.float32)[i], -1, 1),
             inputs=(np.array([[1, 0], [2, 2]], np.uint8),), dtypes=(dtypes.float32,), differentiable=False),
-])
+], attrs={"axis": "int"})
 not_differentiable("OneHot")
 
 

@@ -44,7 +44,7 @@ register_op("Pack", _infer_pack, dtypes=ARRAY_AND_STRING, examples=[
     Example(lambda x, y, z: stack([x, y, z], axis=-1), lambda x, y, z: np.stack([x, y, z], -1),
             inputs=((2,), (2,), (2,))),
     Example(lambda x: stack([x, x]), lambda x: np.stack([x, x]), inputs=((),)),
-])
+], attrs={"N": "count", "axis": "int"})
 
 
 @register_gradient("Pack")
@@ -79,7 +79,7 @@ register_op("Unpack", _infer_unpack, dtypes=ARRAY_AND_STRING, forwards_input=0, 
     Example(lambda x: unstack(x, num=3), list, inputs=((3, 2),)),
     Example(lambda x: unstack(x, 2, axis=-1), lambda x: [x[..., 0], x[..., 1]], inputs=((3, 2),)),
     Example(lambda x: unstack(x, 1, axis=1), lambda x: [x[:, 0]], inputs=((2, 1, 3),)),
-])
+], attrs={"axis": "int", "num": "count"})
 
 
 @register_gradient("Unpack")

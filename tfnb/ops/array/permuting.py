@@ -127,3 +127,60 @@ def reverse(tensor, axis, name: str | None = None) -> Tensor:
 
 
 reverse_v2 = reverse
+
+
+def _infer_reverse_sequence(op):
+    x, lengths = op.inputs
+    check_claimed(op)
+    if lengths.dtype not in dtypes.INDEX:
+        raise TypeError(f"seq_lengths must be int32 or int64, not {lengths.dtype.name}")
+    if lengths.shape.ndims not in (None, 1):
+        raise ValueError(f"seq_lengths must be 1-dimensional, got shape {lengths.shape}")
+    rank_ = x.shape.ndims
+    if rank_ is not None:
+        seq_dim, batch_dim = op.attrs["seq_dim"], op.attrs["batch_dim"]
+        if seq_dim == batch_dim or not (0 <= seq_dim < rank_ and 0 <= batch_dim < rank_):
+            raise ValueError(f"seq_dim {seq_dim} and batch_dim {batch_dim} must be different axes of a tensor of "
+                             f"rank {rank_}")
+        if not x.shape[batch_dim].is_compatible_with(lengths.shape[0] if lengths.shape.ndims else None):
+            raise ValueError(f"Length of seq_lengths ({lengths.shape[0]}) != input.dims({batch_dim}) "
+                             f"({x.shape[batch_dim]})")
+    return [(x.dtype, x.shape)]
+
+
+def _np_reverse_sequence(x, lengths, seq_dim: int, batch_dim: int):
+    out = x.copy()
+    for b, length in enumerate(lengths):
+        index = [slice(None)] * x.ndim
+        index[batch_dim], index[seq_dim] = b, slice(0, int(length))
+        out[tuple(index)] = np.flip(x[tuple(index)], axis=seq_dim - (batch_dim < seq_dim))
+    return out
+
+
+register_op("ReverseSequence", _infer_reverse_sequence, dtypes=ARRAY_AND_STRING, examples=[
+    Example(lambda x: reverse_sequence(x, [3, 0, 1], seq_axis=1, batch_axis=0),
+            lambda x: _np_reverse_sequence(x, [3, 0, 1], 1, 0), inputs=((3, 4, 2),)),
+    Example(lambda x, n: reverse_sequence(x, n, seq_axis=0, batch_axis=1),
+            lambda x, n: _np_reverse_sequence(x, n, 0, 1), inputs=((4, 2), np.array([2, 4], np.int64))),
+], attrs={"batch_dim": "int", "seq_dim": "int"})
+
+
+@register_gradient("ReverseSequence")
+def _reverse_sequence_grad(op, grad):
+    return [reverse_sequence(grad, op.inputs[1], seq_axis=op.attrs["seq_dim"], batch_axis=op.attrs["batch_dim"]),
+            None]
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name: str | None = None,  # noqa: A002
+                     seq_dim=None, batch_dim=None) -> Tensor:
+    """For each index b along batch_axis, the first seq_lengths[b] slices along seq_axis in reverse order."""
+    seq_axis = seq_axis if seq_axis is not None else seq_dim
+    batch_axis = batch_axis if batch_axis is not None else (batch_dim if batch_dim is not None else 0)
+    if seq_axis is None:
+        raise ValueError("reverse_sequence needs seq_axis")
+    x = convert_to_tensor(input, name="input")
+    rank_ = x.shape.ndims
+    attrs = {"seq_dim": normalize_axis(seq_axis, rank_) if rank_ is not None else int(seq_axis),
+             "batch_dim": normalize_axis(batch_axis, rank_) if rank_ is not None else int(batch_axis)}
+    lengths = convert_to_tensor(seq_lengths, preferred_dtype=dtypes.int64, name="seq_lengths")
+    return get_default_graph().create_op("ReverseSequence", (x, lengths), attrs, name).outputs[0]

@@ -10,7 +10,8 @@ from tfnb.framework.tensor_shape import as_shape
 from tfnb.ops.array.identity import pass_through_grad
 from tfnb.ops.constant_op import convert_to_tensor
 
-register_op("Placeholder", lambda op: [(op.attrs["dtype"], op.attrs["shape"])], dtypes=dtypes.ALL, foldable=False)
+register_op("Placeholder", lambda op: [(op.attrs["dtype"], op.attrs["shape"])], dtypes=dtypes.ALL, foldable=False,
+            attrs={"dtype": "type", "shape": "shape"})
 
 
 def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:
@@ -24,7 +25,8 @@ def _infer_placeholder_with_default(op):
 
 
 register_op("PlaceholderWithDefault", _infer_placeholder_with_default, dtypes=dtypes.ALL, forwards_input=0, foldable=False,
-            examples=[Example(lambda x: placeholder_with_default(x, [2, None]), lambda x: x, inputs=((2, 3),))])
+            examples=[Example(lambda x: placeholder_with_default(x, [2, None]), lambda x: x, inputs=((2, 3),))],
+            attrs={"shape": "shape"})
 register_gradient("PlaceholderWithDefault")(pass_through_grad)
 
 

@@ -79,7 +79,7 @@ def _infer_lin_space(op):
 
 
 register_op("LinSpace", _infer_lin_space, dtypes=(dtypes.float32, dtypes.float64), examples=[
-    Example(lambda dtype: linspace(constant_of(-1.0, dtype), constant_of(2.0, dtype), 7),
+    Example(lambda dtype: linspace(convert_to_tensor(-1.0, dtype=dtype), convert_to_tensor(2.0, dtype=dtype), 7),
             lambda dtype: np.linspace(-1.0, 2.0, 7, dtype=dtype.np_dtype), differentiable=False),
     Example(lambda a, b: lin_space(a, b, 1), lambda a, b: np.array([a], dtype=a.dtype), inputs=((), ()),
             differentiable=False),
@@ -87,10 +87,6 @@ register_op("LinSpace", _infer_lin_space, dtypes=(dtypes.float32, dtypes.float64
             differentiable=False),
 ])
 not_differentiable("LinSpace")
-
-
-def constant_of(value: float, dtype: dtypes.DType) -> Tensor:
-    return convert_to_tensor(value, dtype=dtype)
 
 
 def linspace(start, stop, num, name: str | None = None) -> Tensor:

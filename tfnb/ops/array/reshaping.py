@@ -157,7 +157,7 @@ register_op("Squeeze", _infer_squeeze, dtypes=ARRAY_AND_STRING, forwards_input=0
     Example(lambda x: squeeze(x, [0]), lambda x: x[0], inputs=((1, 3, 1),)),
     Example(lambda x: squeeze(x, axis=-1), lambda x: x[..., 0], inputs=((2, 1),)),
     Example(lambda x: squeeze(x, squeeze_dims=[0, 2]), lambda x: x[0, :, 0], inputs=((1, 2, 1),)),
-])
+], attrs={"squeeze_dims": "list(int)"})
 
 
 @register_gradient("Squeeze")

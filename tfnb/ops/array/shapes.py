@@ -32,7 +32,7 @@ register_op("Shape", _infer_shape, dtypes=ARRAY_AND_STRING, reads_shape_only=Tru
     Example(lambda x: shape(x, out_type=dtypes.int64), lambda x: np.array(x.shape, np.int64), inputs=((4, 0, 1),),
             differentiable=False),
     Example(lambda x: shape(x), lambda x: np.zeros([0], np.int32), inputs=((),), differentiable=False),
-])
+], attrs={"out_type": "type"})
 not_differentiable("Shape")
 
 
@@ -51,7 +51,7 @@ register_op("Size", _infer_size, dtypes=ARRAY_AND_STRING, reads_shape_only=True,
     Example(lambda x: size(x), lambda x: np.array(x.size, np.int32), inputs=((2, 3),), differentiable=False),
     Example(lambda x: size(x, out_type=dtypes.int64), lambda x: np.array(x.size, np.int64), inputs=((3, 0),),
             differentiable=False),
-])
+], attrs={"out_type": "type"})
 not_differentiable("Size")
 
 

@@ -182,6 +182,8 @@ def _infer_strided_slice(op):
                                                       steps, op.attrs)))]
 
 
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+_MASK_ATTRS = dict.fromkeys(_MASKS, "int")  # StridedSlice's and StridedSliceGrad's bit masks
 register_op("StridedSlice", _infer_strided_slice, dtypes=ARRAY_AND_STRING, forwards_input=0, examples=[
     Example(lambda x: x[1:, ::-1], lambda x: x[1:, ::-1], inputs=((3, 4),)),
     Example(lambda x: x[..., 0], lambda x: x[..., 0], inputs=((2, 3, 4),)),
@@ -193,9 +195,7 @@ register_op("StridedSlice", _infer_strided_slice, dtypes=ARRAY_AND_STRING, forwa
     Example(lambda x, i: x[i, :i], lambda x, i: x[i, :i], inputs=((3, 4), np.array(2, np.int32))),
     Example(lambda x: strided_slice(x, [0, 1], [2, 3], [1, 1], begin_mask=2, end_mask=1, shrink_axis_mask=1),
             lambda x: x[0, :3], inputs=((3, 4),)),
-])
-
-_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+], attrs=_MASK_ATTRS)
 
 
 @register_gradient("StridedSlice")
@@ -246,7 +246,7 @@ register_op("StridedSliceGrad", _infer_strided_slice_grad, dtypes=dtypes.ARRAY, 
                                              end_mask=1, new_axis_mask=4, ellipsis_mask=8),
             lambda s, dy: _np_strided_slice_grad(tuple(s), np.s_[::2, -2:0:-2, None, ...], dy),
             inputs=(np.array([5, 6, 2], np.int64), (3, 2, 1, 2))),
-])
+], attrs=_MASK_ATTRS)
 
 
 @register_gradient("StridedSliceGrad")
@@ -389,7 +389,7 @@ register_op("MirrorPad", _infer_pad, dtypes=ARRAY_AND_STRING, examples=[
             inputs=((3, 4),)),
     Example(lambda x: pad(x, [[2, 1], [0, 3]], "symmetric"), lambda x: np.pad(x, [[2, 1], [0, 3]], "symmetric"),
             inputs=((2, 3),)),
-])
+], attrs={"mode": "string"})
 
 
 @register_gradient("Pad")
@@ -439,7 +439,7 @@ register_op("MirrorPadGrad", _infer_mirror_pad_grad, dtypes=dtypes.NUMERIC, forw
             lambda g: _np_mirror_pad_grad(g, [[2, 1], [0, 3], [0, 0]], "symmetric"), inputs=((5, 6, 2),)),
     Example(lambda g, p: mirror_pad_grad(g, p, "REFLECT"), lambda g, p: _np_mirror_pad_grad(g, p, "reflect"),
             inputs=((7,), np.array([[2, 2]], np.int64))),
-])
+], attrs={"mode": "string"})
 
 
 @register_gradient("MirrorPadGrad")

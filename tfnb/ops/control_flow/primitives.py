@@ -51,7 +51,8 @@ def _most_specific_common(a: TensorShape, b: TensorShape) -> TensorShape:
 
 register_op("Switch", _infer_switch, dtypes=dtypes.ALL, control_flow=True)
 register_op("Merge", _infer_merge, dtypes=dtypes.ALL, control_flow=True)
-register_op("Enter", same_as_input(0), dtypes=dtypes.ALL, control_flow=True)
+register_op("Enter", same_as_input(0), dtypes=dtypes.ALL, control_flow=True,
+            attrs={"frame_name": "string", "is_constant": "bool", "parallel_iterations": "int"})
 register_op("Exit", same_as_input(0), dtypes=dtypes.ALL, control_flow=True)
 register_op("NextIteration", same_as_input(0), dtypes=dtypes.ALL, control_flow=True)
 register_op("LoopCond", same_as_input(0), dtypes=(dtypes.bool_,), control_flow=True)

@@ -306,7 +306,7 @@ def _infer_add_n(op):
 register_op("AddN", _infer_add_n, dtypes=dtypes.NUMERIC, examples=[
     Example(lambda a, b, c: add_n([a, b, c]), lambda a, b, c: a + b + c, inputs=((2, 3), (2, 3), (2, 3))),
     Example(lambda a, b: accumulate_n([a, b]), np.add, inputs=((), ())),
-])
+], attrs={"N": "count"})
 
 
 @register_gradient("AddN")

@@ -39,7 +39,7 @@ register_op("Cast", _infer_cast, dtypes=dtypes.ARRAY, examples=[
             inputs=((2, 3),), low=0, high=9, dtypes=dtypes.REAL, differentiable=False),
     Example(lambda x, dtype: cast(cast(x, dtype), dtypes.int32), lambda x, dtype: np.array([-2, 0, 0, 2]),
             inputs=(np.array([-2.7, -0.5, 0.5, 2.7]),), dtypes=dtypes.FLOATS, differentiable=False),
-])
+], attrs={"DstT": "type", "SrcT": "type", "Truncate": "bool"})
 
 
 @register_gradient("Cast")

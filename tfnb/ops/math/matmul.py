@@ -62,7 +62,7 @@ register_op("MatMul", _infer_matmul, dtypes=MATMUL, cost=_matmul_cost, examples=
     Example(lambda a, b: matmul(a, b, transpose_b=True), lambda a, b: a @ b.T, inputs=((2, 3), (4, 3))),
     Example(lambda a, b: matmul(a, b, adjoint_a=True, adjoint_b=True),
             lambda a, b: _np_adjoint(a) @ _np_adjoint(b), inputs=((3, 2), (4, 3))),
-])
+], attrs={"transpose_a": "bool", "transpose_b": "bool"})
 
 
 @register_gradient("MatMul")
@@ -86,7 +86,7 @@ register_op("BatchMatMulV2", _infer_batch_matmul, dtypes=MATMUL, cost=_matmul_co
             lambda a, b: np.swapaxes(a, -1, -2) @ _np_adjoint(b), inputs=((2, 3, 2), (4, 3))),
     Example(lambda a, b: a @ b, np.matmul, inputs=((3, 2), (2, 2, 1))),
     Example(lambda a, b: matmul(a, b, adjoint_a=True), lambda a, b: _np_adjoint(a) @ b, inputs=((1, 3, 2), (2, 3, 4))),
-])
+], attrs={"adj_x": "bool", "adj_y": "bool"})
 
 
 

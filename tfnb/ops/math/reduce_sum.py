@@ -93,4 +93,5 @@ def _np_sum(x, axis=None, keepdims=False):
 
 
 register_op("Sum", infer_reduction, dtypes=dtypes.NUMERIC, cost=reduction_cost,
-            examples=reduction_examples(lambda *a, **k: reduce_sum(*a, **k), _np_sum, differentiable=True))
+            examples=reduction_examples(lambda *a, **k: reduce_sum(*a, **k), _np_sum, differentiable=True),
+            attrs={"keep_dims": "bool"})

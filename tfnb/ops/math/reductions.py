@@ -219,7 +219,7 @@ for _type, _claimed, _build, _reference, _gradient, _extra in [
         ("Min", dtypes.REAL, lambda *a, **k: reduce_min(*a, **k), np.min, _extremum_grad, []),
         ("Any", (dtypes.bool_,), lambda *a, **k: reduce_any(*a, **k), np.any, no_gradient, []),
         ("All", (dtypes.bool_,), lambda *a, **k: reduce_all(*a, **k), np.all, no_gradient, [])]:
-    register_op(_type, infer_reduction, dtypes=_claimed, cost=reduction_cost,
+    register_op(_type, infer_reduction, dtypes=_claimed, cost=reduction_cost, attrs={"keep_dims": "bool"},
                 examples=reduction_examples(_build, _reference, differentiable=_gradient is not no_gradient) + _extra)
     register_gradient(_type)(_gradient)
 
@@ -249,10 +249,12 @@ def _arg_examples(build, reference) -> list[Example]:
 
 register_op("ArgMax", _infer_arg_reduction, dtypes=dtypes.REAL + (dtypes.bool_,), cost=reduction_cost,
             examples=_arg_examples(lambda *a, **k: argmax(*a, **k), np.argmax) + [
-                Example(lambda x: arg_max(x, 1), lambda x: np.argmax(x, 1), inputs=((2, 5),), differentiable=False)])
+                Example(lambda x: arg_max(x, 1), lambda x: np.argmax(x, 1), inputs=((2, 5),), differentiable=False)],
+            attrs={"output_type": "type"})
 register_op("ArgMin", _infer_arg_reduction, dtypes=dtypes.REAL + (dtypes.bool_,), cost=reduction_cost,
             examples=_arg_examples(lambda *a, **k: argmin(*a, **k), np.argmin) + [
-                Example(lambda x: arg_min(x, 0), lambda x: np.argmin(x, 0), inputs=((4, 3),), differentiable=False)])
+                Example(lambda x: arg_min(x, 0), lambda x: np.argmin(x, 0), inputs=((4, 3),), differentiable=False)],
+            attrs={"output_type": "type"})
 not_differentiable("ArgMax", "ArgMin")
 
 

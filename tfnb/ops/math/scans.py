@@ -40,7 +40,8 @@ def _scan_examples(build, scan) -> list[Example]:
 
 
 register_op("Cumsum", _infer_scan, dtypes=dtypes.NUMERIC,
-            examples=_scan_examples(lambda *a, **k: cumsum(*a, **k), np.cumsum))
+            examples=_scan_examples(lambda *a, **k: cumsum(*a, **k), np.cumsum),
+            attrs={"exclusive": "bool", "reverse": "bool"})
 
 
 @register_gradient("Cumsum")
@@ -50,7 +51,8 @@ def _cumsum_grad(op, grad):
 
 
 register_op("Cumprod", _infer_scan, dtypes=dtypes.NUMERIC,
-            examples=_scan_examples(lambda *a, **k: cumprod(*a, **k), np.cumprod))
+            examples=_scan_examples(lambda *a, **k: cumprod(*a, **k), np.cumprod),
+            attrs={"exclusive": "bool", "reverse": "bool"})
 
 
 @register_gradient("Cumprod")

@@ -1,0 +1,25 @@
+"""Matrix products in cache-sized blocks (kernels/products.py) against NumPy's, through every kind of block."""
+
+import numpy as np
+import pytest
+
+from tfnb.kernels import intra_op, products
+
+# (rows, summed, columns, transpose a, transpose b): each skinny on one side, so that each kind of block runs.
+SHAPES = [(3, 50, 40, False, False), (3, 50, 40, False, True), (50, 3, 40, True, False), (50, 40, 3, False, False),
+          (50, 40, 3, True, False), (6, 7, 5, False, False), (40, 45, 50, True, True)]
+
+
+@pytest.mark.parametrize("m,k,n,transpose_a,transpose_b", SHAPES)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_blocked_products_match_numpy(monkeypatch, m, k, n, transpose_a, transpose_b, threads):
+    monkeypatch.setattr(products, "_BLOCK_BYTES", 64)  # a few rows or columns a block
+    monkeypatch.setattr(products, "_LARGE_BYTES", 0)
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((k, m) if transpose_a else (m, k))
+    b = rng.standard_normal((n, k) if transpose_b else (k, n))
+    a, b = (a.T if transpose_a else a), (b.T if transpose_b else b)
+    with intra_op.RunThreads(threads, 1):
+        out = products.matmul_into(np, a, b, np.full((m, n), np.nan))
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)

@@ -1,0 +1,112 @@
+"""The GPU path without a GPU: every registry example and gradient on a device whose arrays behave as CuPy's
+(tfnb/runtime/strict_numpy.py), and every function kernels call through `xp` present in CuPy's namespace."""
+
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+from test_op_examples import CASES, GRADIENT_CASES, _call, _check, example_graph, example_values, sample
+
+import tfnb as tf
+from tfnb.kernels import has_kernel
+from tfnb.runtime.strict_numpy import STRICT_XP, StrictArray
+
+STRICT = "/device:STRICT:0"
+# Without rewrites: folding would compute some ops on the host before the run.
+CONFIG = tf.ConfigProto(device_count={"STRICT": 1}, graph_options=tf.GraphOptions(
+    tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0)))
+# CuPy's top-level names (read from cupy/__init__.py), and the functions of its submodules kernels may reach.
+CUPY_NAMES = set((pathlib.Path(__file__).parent / "data" / "cupy_namespace.txt").read_text().split())
+CUPY_UFUNC_METHODS = {"at", "reduceat", "reduce", "accumulate", "outer"}
+CUPY_SUBMODULE_NAMES = {"lib.stride_tricks.as_strided", "lib.stride_tricks.sliding_window_view", "linalg.norm",
+                        "linalg.inv", "linalg.solve", "linalg.cholesky", "linalg.qr", "linalg.svd", "linalg.det",
+                        "fft.fft", "fft.ifft", "fft.rfft", "fft.irfft", "fft.fft2", "fft.ifft2", "fft.rfft2",
+                        "fft.irfft2", "cuda.get_current_stream"}
+
+
+def test_strict_arrays_refuse_numpy_as_cupy_arrays_do():
+    x = STRICT_XP.asarray(np.arange(6.0).reshape(2, 3))
+    assert isinstance(x, StrictArray) and isinstance(x.sum(), StrictArray) and x.sum().ndim == 0
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        np.asarray(x)
+    with pytest.raises(TypeError):
+        np.add(x, 1.0)
+    with pytest.raises(TypeError):
+        np.concatenate([x, x])
+    np.testing.assert_array_equal(STRICT_XP.concatenate([x, x]).get(), np.concatenate([x.get(), x.get()]))
+    np.testing.assert_array_equal((x * 2 + 1).get(), x.get() * 2 + 1)
+
+
+@pytest.mark.parametrize("op_type,index,example", CASES, ids=[f"{t}-{i}" for t, i, _ in CASES])
+def test_forward_on_a_device_like_a_gpu(op_type, index, example):
+    if not has_kernel(op_type, "STRICT"):
+        pytest.skip(f"{op_type} has no kernel for devices other than the CPU (as in TF)")
+    for dtype, values in example_values(op_type, index, example):
+        if dtype is tf.string:
+            continue  # as in TF, string tensors stay on the host
+        graph, inputs, outputs = example_graph(example, dtype, values, True, STRICT)
+        with graph.as_default(), tf.Session(graph=graph, config=CONFIG) as sess:
+            actual = sess.run(outputs, dict(zip(inputs, values)))
+            placed = {op.assigned_device for op in sess.last_plan().ops if op.type == op_type}
+        assert placed == {"/job:localhost/replica:0/task:0/device:STRICT:0"}, f"{op_type} was not placed there"
+        expected = _call(example.reference, values, dtype)
+        label = f"{op_type} example {index} in {dtype.name} on {STRICT}"
+        if isinstance(outputs, (list, tuple)):
+            for a, e, t in zip(actual, expected, outputs):
+                _check(a, e, t, dtype, example, label)
+        else:
+            _check(actual, expected, outputs, dtype, example, label)
+
+
+@pytest.mark.parametrize("op_type,index,example", GRADIENT_CASES, ids=[f"{t}-{i}" for t, i, _ in GRADIENT_CASES])
+def test_gradient_on_a_device_like_a_gpu_matches_the_cpu(op_type, index, example):
+    rng = np.random.default_rng(100 + index)
+    values = [sample(spec, tf.float64, example.low, example.high, rng) for spec in example.inputs]
+    if not any(v.dtype.kind == "f" for v in values):
+        pytest.skip("no floating input to differentiate")
+    results = []
+    for device, config in (("/device:CPU:0", None), (STRICT, CONFIG)):
+        graph = tf.Graph()
+        with graph.as_default():
+            inputs = [tf.placeholder(tf.as_dtype(v.dtype), v.shape) for v in values]
+            with tf.device(device):
+                outputs = _call(example.build, inputs, tf.float64)
+                outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+                xs = [x for x, v in zip(inputs, values) if v.dtype.kind == "f"]
+                grads = [g for g in tf.gradients([tf.reduce_sum(y * y) for y in outputs], xs) if g is not None]
+            with tf.Session(graph=graph, config=config) as sess:
+                results.append(sess.run([tf.convert_to_tensor(g) for g in grads], dict(zip(inputs, values))))
+    for cpu, strict in zip(*results):
+        np.testing.assert_allclose(strict, cpu, rtol=1e-9, atol=1e-12, err_msg=f"{op_type} example {index}")
+
+
+def _xp_attributes(tree: ast.AST) -> set[str]:
+    """Dotted names read through a variable or attribute named `xp` (`xp.add`, `node.xp.lib.stride_tricks...`)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            parts, inner = [node.attr], node.value
+            while isinstance(inner, ast.Attribute) and inner.attr != "xp":
+                parts.append(inner.attr)
+                inner = inner.value
+            if (isinstance(inner, ast.Name) and inner.id == "xp") or (isinstance(inner, ast.Attribute)
+                                                                        and inner.attr == "xp"):
+                found.add(".".join(reversed(parts)))
+    return {name for name in found if not any(other.startswith(name + ".") for other in found)}
+
+
+def _in_cupy(name: str) -> bool:
+    top, _, rest = name.partition(".")
+    if top in ("lib", "linalg", "fft", "random", "cuda"):
+        return name in CUPY_SUBMODULE_NAMES
+    return top in CUPY_NAMES and (not rest or rest in CUPY_UFUNC_METHODS)
+
+
+def test_every_function_kernels_call_through_xp_is_in_cupy():
+    kernels = pathlib.Path(__file__).resolve().parents[2] / "kernels"
+    used = set()
+    for path in kernels.rglob("*.py"):
+        used |= _xp_attributes(ast.parse(path.read_text()))
+    missing = sorted(name for name in used if not name.startswith("__") and not _in_cupy(name))
+    assert not missing, f"kernels call these through xp, and CuPy has no such function: {missing}"
