@@ -4,17 +4,20 @@ Each model (benchmarks/convnets.py) takes float32 SGD steps on synthetic images 
 size, in tfnb, in TF1 (tf.compat.v1) and in PyTorch eager, from the same weights and data; each framework
 runs in a process of its own, the processes taking turns (benchmarks/isolated.py). The paper measured
 batches of 128 on one GPU; a CPU of a few cores takes seconds per image, so the batch here is small
-(BATCH, or --batch). Printed: ms per step in the paper's format with the paper's 2016 row beside it, the
-ratios to TF1, and each process's resident memory.
+(BATCH, or --batch). Printed: ms per step in the paper's format with the paper's 2016 rows beside it,
+the ratios to TF1 and how noisy the rounds were, each process's resident memory, and first-step losses.
 
-    python -m benchmarks.bench_convnets [--batch 4] [--rounds 5] [--models AlexNet,GoogLeNet]
+    python -m benchmarks.bench_convnets [--batch 4] [--rounds 7] [--models AlexNet,GoogLeNet] [--save run.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-from dataclasses import dataclass
+import json
+import os
+import pathlib
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -24,9 +27,11 @@ from benchmarks.harness import optional_tensorflow
 from benchmarks.isolated import isolated_runs
 
 BATCH = 4
+ROUNDS = 7
 LEARNING_RATE = 0.01
 
-# The paper's Table (OSDI 2016, section 6.1): ms per training step, batch 128, one NVIDIA Titan X.
+# The paper's Table 1 (OSDI 2016, section 6.1): ms per training step on one GPU, with the public benchmarks'
+# batches (128 images; 64 for OxfordNet).
 PAPER_MS = {"Caffe": (324, 823, 1068, 1935), "Neon": (87, 211, 320, 270), "Torch": (81, 268, 529, 470),
             "TensorFlow": (81, 279, 540, 445)}
 PAPER_MODELS = ("AlexNet", "Overfeat", "OxfordNet", "GoogLeNet")
@@ -126,9 +131,11 @@ def torch_contender(model_name: str, batch: str):
 
 @dataclass
 class Result:
-    """One framework's figures for one model: median ms per step, resident MiB after building and at peak, loss."""
+    """One framework's figures for one model: median ms per step and its spread over the rounds (interquartile
+    range over median), resident MiB after the first step and at the peak while timed, first-step loss."""
 
     ms: float
+    spread: float
     built_mib: float
     peak_mib: float
     loss: float
@@ -139,48 +146,74 @@ def measure(model_name: str, batch: int, rounds: int) -> dict[str, Result]:
     factories = {name: f"benchmarks.bench_convnets:{function}:{model_name}:{batch}"
                  for name, function in FRAMEWORKS.items()}
     runs = isolated_runs(factories, rounds=rounds, number=1, pause=0.5)
-    return {name: Result(run.median * 1e3, run.built_bytes / 2**20, run.peak_bytes / 2**20, run.first_value)
-            for name, run in runs.items()}
+    return {name: Result(run.median * 1e3, run.spread, run.built_bytes / 2**20, run.peak_bytes / 2**20,
+                         run.first_value) for name, run in runs.items()}
 
 
-def print_table(results: dict[str, dict[str, Result]], batch: int) -> None:
+def measure_all(models: list[str], batch: int, rounds: int) -> dict:
+    """Every model's results, with the run's settings and the machine's load around it (what `--save` writes)."""
+    load_before = os.getloadavg()[0]
+    results = {name: {framework: asdict(result) for framework, result in measure(name, batch, rounds).items()}
+               for name in models}
+    return {"batch": batch, "rounds": rounds, "cores": os.cpu_count(),
+            "image_sizes": {name: MODELS[name].image_size for name in models},
+            "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)], "results": results}
+
+
+def print_table(run: dict) -> None:
     """ms per step in the paper's format: this run's rows, then the paper's 2016 GPU rows for context."""
+    results = run["results"]
     names = [n for n in PAPER_MODELS if n in results]
-    sizes = ", ".join(f"{n} {MODELS[n].image_size}x{MODELS[n].image_size}" for n in names)
-    print(f"\nTraining step, ms (this CPU, batch {batch}, float32, SGD; images {sizes})")
+    sizes = ", ".join(f"{n} {run['image_sizes'][n]}x{run['image_sizes'][n]}" for n in names)
+    print(f"Training step, ms (this CPU, {run['cores']} cores, batch {run['batch']}, float32, SGD; images {sizes})")
     print(f"  {'Library':<22}" + "".join(f"{n:>11}" for n in names))
     for framework in FRAMEWORKS:
-        row = [results[n][framework].ms if framework in results[n] else float("nan") for n in names]
-        print(f"  {framework:<22}" + "".join(f"{v:11.0f}" for v in row))
+        print(f"  {framework:<22}" + "".join(f"{_cell(results[n], framework, 'ms'):>11}" for n in names))
     for framework in ("tfnb", "PyTorch"):
-        ratios = [results[n][framework].ms / results[n]["TF1"].ms if {framework, "TF1"} <= results[n].keys()
-                  else float("nan") for n in names]
-        print(f"  {framework + ' / TF1':<22}" + "".join(f"{v:10.2f}x" for v in ratios))
+        ratios = [_ratio(results[n], framework) for n in names]
+        print(f"  {framework + ' / TF1':<22}" + "".join(f"{r:>11}" for r in ratios))
     print("  [target: tfnb ≤ 1.0x TF1 and below PyTorch on every model]")
-    print("Paper, 2016 (one GPU, batch 128), ms")
+    spreads = [r["spread"] for by_framework in results.values() for r in by_framework.values()]
+    print(f"  noise: rounds' interquartile range {min(spreads):.0%} to {max(spreads):.0%} of their median; "
+          f"load average {run['load_average'][0]} before, {run['load_average'][1]} after, {run['rounds']} rounds")
+    print("Paper, 2016 (one GPU; batch 128, OxfordNet 64), ms")
     for library, row in PAPER_MS.items():
         print(f"  {library:<22}" + "".join(f"{row[PAPER_MODELS.index(n)]:11d}" for n in names))
 
 
-def print_memory(results: dict[str, dict[str, Result]], batch: int) -> None:
-    """Each process's resident memory: once the model is built and has run a step, and at its peak over the steps."""
-    print(f"\nResident memory per process, MiB (batch {batch}): after the first step / peak while timed")
-    for name, by_framework in results.items():
-        cells = "".join(f"  {f} {r.built_mib:6.0f} / {r.peak_mib:6.0f}" for f, r in by_framework.items())
+def _cell(by_framework: dict, framework: str, field: str) -> str:
+    return f"{by_framework[framework][field]:.0f}" if framework in by_framework else "-"
+
+
+def _ratio(by_framework: dict, framework: str) -> str:
+    if framework not in by_framework or "TF1" not in by_framework:
+        return "-"
+    return f"{by_framework[framework]['ms'] / by_framework['TF1']['ms']:.2f}x"
+
+
+def print_memory(run: dict) -> None:
+    """Each process's resident memory: after the first step, and its peak while timed; and first-step losses."""
+    print(f"Resident memory per process, MiB (batch {run['batch']}): after the first step / peak while timed")
+    for name, by_framework in run["results"].items():
+        cells = "".join(f"  {f} {r['built_mib']:5.0f} / {r['peak_mib']:5.0f}" for f, r in by_framework.items())
         print(f"  {name:<10}{cells}")
-    print("  first-step losses (same weights and data): " + "; ".join(
-        f"{name} " + ", ".join(f"{f} {r.loss:.4f}" for f, r in fw.items()) for name, fw in results.items()))
+    print("First-step losses, same weights and data: " + "; ".join(
+        f"{name} " + ", ".join(f"{f} {r['loss']:.4f}" for f, r in fw.items()) for name, fw in run["results"].items()))
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=BATCH)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--models", default=",".join(PAPER_MODELS))
+    parser.add_argument("--save", metavar="PATH", help="also write the results as JSON (read by notebook 08)")
     args = parser.parse_args(argv)
-    results = {name: measure(name, args.batch, args.rounds) for name in args.models.split(",")}
-    print_table(results, args.batch)
-    print_memory(results, args.batch)
+    run = measure_all(args.models.split(","), args.batch, args.rounds)
+    print()
+    print_table(run)
+    print_memory(run)
+    if args.save:
+        pathlib.Path(args.save).write_text(json.dumps(run, indent=1) + "\n")
 
 
 if __name__ == "__main__":

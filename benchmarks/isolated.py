@@ -22,13 +22,25 @@ from dataclasses import dataclass
 
 @dataclass
 class IsolatedRun:
-    """One contender's figures: median seconds per call, the first call's value (NaN if not a number), and
-    its process's resident bytes after that first call and at its peak while timed."""
+    """One contender's figures: seconds per call in each round, the first call's value (NaN if not a number),
+    and its process's resident bytes after that first call and at its peak while timed."""
 
-    median: float
+    samples: list[float]
     first_value: float
     built_bytes: float
     peak_bytes: float
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def spread(self) -> float:
+        """The interquartile range of the rounds over their median: how noisy the machine was."""
+        if len(self.samples) < 2:
+            return 0.0
+        quartiles = statistics.quantiles(self.samples, n=4)
+        return (quartiles[2] - quartiles[0]) / self.median
 
 
 def isolated_medians(factories: dict[str, str], rounds: int = 11, number: int = 5,
@@ -49,8 +61,8 @@ def isolated_runs(factories: dict[str, str], rounds: int = 11, number: int = 5,
             for name, worker in order[shift:] + order[:shift]:
                 time.sleep(pause)
                 samples[name].append(worker.seconds_per_call(number))
-        return {name: IsolatedRun(statistics.median(samples[name]), worker.first_value, worker.built_bytes,
-                                  worker.peak_bytes()) for name, worker in order}
+        return {name: IsolatedRun(samples[name], worker.first_value, worker.built_bytes, worker.peak_bytes())
+                for name, worker in order}
     finally:
         for worker in workers.values():
             worker.close()

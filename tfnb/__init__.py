@@ -42,6 +42,7 @@ from tfnb.ops.image_ops import random_crop
 from tfnb.ops.io_ops import *
 from tfnb.ops.init_ops import *
 from tfnb.ops.math_ops import *
+from tfnb.ops.partitioned_variables import *
 from tfnb.ops.random_ops import *
 from tfnb.ops.selection_ops import *
 from tfnb.ops.state_ops import *

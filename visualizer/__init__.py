@@ -4,3 +4,4 @@ from .dashboard import Dashboard
 from .graph_view import GraphView
 from .replay import ExecutionReplay
 from .timeline import Timeline
+from .placement_view import MemoryView, PlacementView

@@ -20,13 +20,18 @@ def _always(geo: Geometry) -> bool:
     return True
 
 
+def _wide(geo: Geometry) -> bool:
+    """Windows more than one column wide (see rows_claims)."""
+    return geo.w.taps > 1
+
+
 _WINOGRADS = {"winograd": WINOGRAD_3X3, "winograd 4x4": WINOGRAD_4X4_3X3, "winograd 5x5": WINOGRAD_5X5}
 
 ALGORITHMS = {
     "forward": {"gemm": (_always, gemm_forward), "fft": (_always, fft_forward), "rows": (rows_claims, rows_forward),
                 **{name: (w.claims, w.forward) for name, w in _WINOGRADS.items()}},
     "backprop_input": {"gemm": (_always, via_forward(gemm_forward)), "fft": (_always, fft_backprop_input),
-                       "rows": (_always, via_forward(rows_forward)),  # the spread input has stride 1
+                       "rows": (_wide, via_forward(rows_forward)),  # the spread input has stride 1
                        **{name: (w.claims, via_forward(w.forward)) for name, w in _WINOGRADS.items()}},
     "backprop_filter": {"gemm": (_always, gemm_backprop_filter), "fft": (_always, fft_backprop_filter),
                         "rows": (rows_claims, rows_backprop_filter),

@@ -13,8 +13,10 @@ from tfnb.kernels.conv.scratch import Scratch, each_chunk, on_canvas
 
 
 def rows_claims(geo: Geometry) -> bool:
-    """Whether row taps apply: stride 1 in height."""
-    return geo.h.stride == 1  # output rows one canvas row apart: each tap row's windows are one view
+    """Whether row taps apply: stride 1 in height, windows more than one column wide."""
+    # Output rows one canvas row apart make each tap row's windows one view; one column per window row
+    # would make the row-columns a plain copy of the input, which im2col's products read in place.
+    return geo.h.stride == 1 and geo.w.taps > 1
 
 
 def _row_columns(scratch: Scratch, canvas, geo: Geometry):

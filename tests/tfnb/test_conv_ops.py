@@ -205,13 +205,15 @@ def test_winograd_matrices_compute_a_correlation_exactly(m, r):
     np.testing.assert_allclose(at @ ((g @ w) * (bt @ d)), np.correlate(d, w, "valid"), rtol=1e-12, atol=1e-12)
 
 
-def test_rows_claims_stride_1_in_height():
+def test_rows_claims_stride_1_in_height_and_windows_wider_than_a_column():
     def geo(strides):
         return geometry_from_attrs({"strides": [1, *strides, 1], "dilations": [1, 2, 2, 1], "padding": "SAME"},
                                    (8, 8), (3, 3))
 
     assert rows_claims(geo((1, 1))) and rows_claims(geo((1, 2)))
     assert not rows_claims(geo((2, 1)))
+    pointwise = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (8, 8), (3, 1))
+    assert not rows_claims(pointwise)
 
 
 def test_algorithms_agree_at_a_realistic_size():

@@ -144,7 +144,8 @@ class DaskCluster:
     def run_step(self, requests: dict[str, tuple[str, dict]], step_id: str) -> dict[str, dict]:
         """Runs a step's partitions: task -> (address, request); task -> reply ({"values"} or {"error"}).
 
-        When one task fails or is lost, the step is aborted on the others, so none waits for it.
+        When one task fails or is lost, the step is aborted on the others, so none waits for it, and the replies
+        (those that came) are returned at once.
         """
         return self.client.sync(self._run_step, requests, step_id)
 
@@ -222,7 +223,9 @@ async def _run_step(client: Client, requests: dict[str, tuple[str, dict]], step_
                         running.pop(future)
                         replies[task] = _lost(task, "the scheduler lost its worker (no heartbeat)")
             if any("error" in reply for reply in replies.values()) and running:
+                # The step failed: the others stop waiting for it (one blocked in a kernel is not waited for).
                 await _abort(client, {task: requests[task][0] for task in running.values()}, step_id)
+                break
     finally:
         for future in running:
             future.cancel()

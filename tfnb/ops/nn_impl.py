@@ -19,6 +19,7 @@ from tfnb.ops import array_ops, math_ops, nn_ops
 from tfnb.ops.array.gathering import unsorted_segment_sum
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.inference import check_dtype_in, constant_value, deprecated_alias
+from tfnb.ops.partitioned_variables import PartitionedVariable
 from tfnb.ops.random_ops import random_uniform
 from tfnb.ops.variables import Variable
 
@@ -271,7 +272,7 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
 
     With a variable as params, the gradient is an IndexedSlices holding only the rows looked up.
     """
-    shards = [_as_shard(p) for p in (params if isinstance(params, (list, tuple)) else [params])]
+    shards = [_as_shard(p) for p in (params if isinstance(params, (list, tuple, PartitionedVariable)) else [params])]
     if not shards:
         raise ValueError("Need at least one param")
     if partition_strategy not in ("mod", "div"):

@@ -11,10 +11,13 @@ import enum
 import functools
 import inspect
 
+import numpy as np
+
 from tfnb.framework import dtypes
 from tfnb.framework.graph import GraphKeys, get_collection, get_default_graph
 from tfnb.framework.tensor_shape import as_shape
 from tfnb.ops.init_ops import GlorotUniform, Zeros
+from tfnb.ops.partitioned_variables import PartitionedVariable, checked_partitions, part_shapes
 from tfnb.ops.variables import Variable
 
 __all__ = ["AUTO_REUSE", "VariableScope", "get_local_variable", "get_variable", "get_variable_scope",
@@ -156,7 +159,9 @@ class _VariableStore:
                      validate_shape: bool = True, use_resource=None, constraint=None) -> Variable:
         """The variable called `name`: the existing one if reuse allows, else a new one if reuse allows."""
         if partitioner is not None:
-            raise NotImplementedError("tfnb does not support partitioned variables")
+            return self._partitioned(name, shape, dtype, initializer, partitioner, reuse,
+                                     dict(regularizer=regularizer, trainable=trainable, collections=collections,
+                                          validate_shape=validate_shape, constraint=constraint))
         from_value = initializer is not None and not callable(initializer)
         if shape is not None and from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")
@@ -172,6 +177,32 @@ class _VariableStore:
         self.variables[name] = variable
         if regularizer is not None:
             _add_regularization_loss(variable, name, regularizer)
+        return variable
+
+    def _partitioned(self, name: str, shape, dtype, initializer, partitioner, reuse, options: dict) \
+            -> PartitionedVariable:
+        """The partitioned variable `name`: its parts `name/part_<i>` made (or reused) along the partitioner's axis."""
+        dtype, shape = dtypes.as_dtype(dtype), as_shape(shape)
+        if name in self.variables:
+            return self._existing(name, shape, dtype, reuse)
+        from_value = initializer is not None and not callable(initializer)
+        if from_value:
+            value = np.asarray(initializer, dtype=dtype.np_dtype)
+            shape = as_shape(value.shape)
+        if not shape.is_fully_defined():
+            raise ValueError(f"Shape of a new partitioned variable ({name}) must be fully defined, but instead was "
+                             f"{shape}.")
+        axis, count = checked_partitions(name, shape, partitioner(shape=shape, dtype=dtype))
+        parts, start = [], 0
+        for k, part_shape in enumerate(part_shapes(shape, axis, count)):
+            part_init = initializer
+            if from_value:
+                part_init = np.take(value, range(start, start + part_shape[axis]), axis=axis)
+                start += part_shape[axis]
+            parts.append(self.get_variable(f"{name}/part_{k}", None if from_value else part_shape, dtype, part_init,
+                                           reuse=reuse, **options))
+        variable = PartitionedVariable(name, shape, dtype, parts, axis)
+        self.variables[name] = variable
         return variable
 
     def _existing(self, name: str, shape, dtype: dtypes.DType, reuse) -> Variable:

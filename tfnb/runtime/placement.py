@@ -89,7 +89,7 @@ def _feasible(group: list[Operation], devices: list[LocalDevice], soft: bool,
     requested = [op for op in group if op.device]
     # As TF: an op using a resource goes where the resource is, whatever device it asked for itself.
     owners = [op for op in requested if any(t.dtype.name == "resource" for t in op.outputs)]
-    for asking in (requested, owners) if owners != requested else (requested,):
+    for asking in [requested] + ([owners] if owners and owners != requested else []):
         specs = [_with_task(_device.DeviceSpec.from_string(op.device), default) for op in asking] or \
             [default or _device.DeviceSpec()]
         matching = [d for d in with_kernels if all(spec.matches(d.spec) for spec in specs)]
@@ -115,13 +115,33 @@ def _with_task(spec: _device.DeviceSpec, default: _device.DeviceSpec | None) -> 
 
 
 def _finish_time(op, device, deps, placement, finish, device_free) -> float:
+    ready = _inputs_ready(device.name, deps, lambda dep: placement[dep].name, finish)
+    return max(ready, device_free[device.name]) + compute_cost_us(op)
+
+
+def _inputs_ready(device: str, deps, device_of, finish: dict) -> float:
+    """When the last of an op's inputs is on `device`: produced there, or moved there from another device."""
     ready = 0.0
     for dep in deps:
-        arrival = finish[dep]
-        if placement[dep].name != device.name:
-            arrival += transfer_cost_us(dep)
-        ready = max(ready, arrival)
-    return max(ready, device_free[device.name]) + compute_cost_us(op)
+        ready = max(ready, finish[dep] + (transfer_cost_us(dep) if device_of(dep) != device else 0.0))
+    return ready
+
+
+def simulated_step_us(ops: list[Operation], dependencies: dict, placement: dict[Operation, str]) -> float:
+    """The cost model's estimate of a step's time for ops on the given devices: each device runs, of the ops whose
+    inputs have arrived (after a transfer when they come from another device), the one that can start first."""
+    finish: dict[Operation, float] = {}
+    device_free: dict[str, float] = {}
+    waiting = list(ops)
+    while waiting:
+        ready = [op for op in waiting if all(dep in finish for dep in dependencies[op])]
+        starts = {op: max(_inputs_ready(placement[op], dependencies[op], placement.__getitem__, finish),
+                          device_free.get(placement[op], 0.0)) for op in ready}
+        op = min(ready, key=starts.__getitem__)
+        finish[op] = starts[op] + compute_cost_us(op)
+        device_free[placement[op]] = finish[op]
+        waiting.remove(op)
+    return max(finish.values(), default=0.0)
 
 
 def compute_cost_us(op: Operation) -> float:

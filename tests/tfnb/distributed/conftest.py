@@ -9,12 +9,12 @@ pytest.importorskip("distributed", reason="needs Dask distributed (pip install '
 
 import tfnb as tf  # noqa: E402
 
-CLUSTER = {"ps": ["localhost:0", "localhost:0"], "worker": ["localhost:0", "localhost:0"]}
+CLUSTER = {"ps": ["localhost:0"] * 2, "worker": ["localhost:0"] * 3}
 
 
 @pytest.fixture(scope="session")
 def server():
-    """A local cluster of two ps and two worker tasks, stopped when the tests end."""
+    """A local cluster of two ps and three worker tasks, stopped when the tests end."""
     with tf.train.Server(tf.train.ClusterSpec(CLUSTER)) as started:
         yield started
 
