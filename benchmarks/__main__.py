@@ -5,6 +5,7 @@ from benchmarks import (
     bench_concurrent_steps,
     bench_dashboard,
     bench_devices,
+    bench_distributed,
     bench_executor,
     bench_lstm,
     bench_mlp,
@@ -21,6 +22,7 @@ def main() -> None:
     bench_lstm.main()
     bench_concurrent_steps.main()
     bench_devices.main()
+    bench_distributed.main()
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ An accumulator is a resource in the session's (or the task's) container, found b
 replica's ops reach the same one. It keeps its sum in NumPy, whatever device applies to it. A gradient whose
 local step is older than the accumulator's step is dropped without a word, as in TF; `take` waits on a
 condition variable until enough gradients are in, with the run's deadline, and is cancelled when the
-container is reset.
+container is reset or its step aborted (a closed session's sync step must not take a later step's gradients).
 """
 
 from __future__ import annotations
@@ -62,12 +62,20 @@ class Accumulator:
             raise InvalidArgumentError(None, None, f"Shape mismatch: expected {list(self.shape)}, got {list(shape)} "
                                        f"for accumulator {self.name}")
 
-    def take(self, required: int, deadline: float | None):
-        """The mean (or sum) of `required` gradients once they arrived; then empty, its step one further on."""
+    def take(self, required: int, deadline: float | None, rendezvous=None):
+        """The mean (or sum) of `required` gradients once they arrived; then empty, its step one further on.
+
+        A take whose step is aborted (its step's `rendezvous` says so) stops waiting and takes nothing.
+        """
         if required < 1:
             raise InvalidArgumentError(None, None, f"Argument num_required must be positive, but was {required}")
+        abandoned: list[bool] = []
+        if rendezvous is not None:
+            rendezvous.on_abort(lambda: self._abandon(abandoned))
         with self._condition:
             while self.count < required:
+                if abandoned:
+                    raise CancelledError(None, None, f"The step taking from accumulator {self.name} was aborted")
                 self._wait(deadline)
             result = self._result()
             self.count = 0
@@ -87,6 +95,11 @@ class Accumulator:
         if remaining is not None and remaining <= 0:
             raise DeadlineExceededError(None, None, "Timed out waiting for gradients to accumulate")
         self._condition.wait(remaining)
+
+    def _abandon(self, abandoned: list[bool]) -> None:
+        with self._condition:
+            abandoned.append(True)
+            self._condition.notify_all()
 
     def set_global_step(self, step: int) -> None:
         with self._condition:
@@ -163,7 +176,8 @@ def apply_sparse_gradient(node):
 @kernel("AccumulatorTakeGradientV2", needs_step=True)
 def take_gradient(node):
     xp = node.xp
-    return lambda step, accumulator, required: xp.asarray(accumulator.take(int(required), deadline_of(step)))
+    return lambda step, accumulator, required: xp.asarray(accumulator.take(int(required), deadline_of(step),
+                                                                           step.rendezvous))
 
 
 @kernel("SparseAccumulatorTakeGradientV2", needs_step=True)
@@ -171,7 +185,7 @@ def take_sparse_gradient(node):
     xp = node.xp
 
     def take(step, accumulator, required):
-        indices, values, shape = accumulator.take(int(required), deadline_of(step))
+        indices, values, shape = accumulator.take(int(required), deadline_of(step), step.rendezvous)
         return xp.asarray(indices), xp.asarray(values), xp.asarray(shape)
     return take
 

@@ -243,12 +243,13 @@ def _sparse(node, rule, temps: int = 1):
 
 
 # Elements per block of an in-place descent: a block's gradient stays in the cache between its two passes.
+# Variables under 16 blocks (4 MiB of float32) stay in the caches whole: two passes over them are faster.
 _DESCENT_BLOCK = 1 << 16
 
 
 def _descend_in_blocks(xp, var, grad, alpha: float) -> None:
     """var -= alpha * grad, scaling grad in place, block by block, blocks split across the run's threads."""
-    if xp is not np or not (var.flags.c_contiguous and grad.flags.c_contiguous):
+    if xp is not np or var.size < 16 * _DESCENT_BLOCK or not (var.flags.c_contiguous and grad.flags.c_contiguous):
         grad *= alpha
         var -= grad
         return

@@ -1,4 +1,5 @@
-"""What the convolution and pooling algorithms share: scratch arrays, padded canvases, window views, batch chunks."""
+"""What the kernels that split their work share: scratch arrays and a pool of outputs, padded canvases, window
+views, and chunks of work that the run's threads take in turns."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 import sys
 import threading
 from collections.abc import Callable
+
+import numpy as np
 
 from tfnb.framework.common_shapes import Axis, Geometry
 from tfnb.kernels.intra_op import PARALLEL_WORK, parallel_parts, run_width
@@ -36,8 +39,14 @@ class Scratch:
         return flat[:size].reshape(shape)
 
     def output(self, shape: tuple, dtype):
-        """An array to return: one of the pool's that nothing else refers to, else a new one added to the pool."""
-        return _OUTPUTS.take(self.xp, tuple(shape), dtype)
+        """An array to return: one of the pool's that nothing else refers to, else a new one added to the pool.
+
+        NumPy arrays only: a NumPy view refers to the array it views, so the pool sees it; other array
+        modules (CuPy keeps freed device memory in a pool of its own) get a new array.
+        """
+        if self.xp is not np:
+            return self.xp.empty(shape, dtype=dtype)
+        return _OUTPUTS.take(tuple(shape), dtype)
 
 
 _thread_temporaries = threading.local()
@@ -65,14 +74,14 @@ def release_unused() -> None:
 
 
 class _OutputPool:
-    """Every output array the kernels made, by (array module, shape, dtype); see Scratch.output."""
+    """Every NumPy output array the kernels made, by (shape, dtype); see Scratch.output."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # two threads must not both take the same free array
         self._arrays: dict[tuple, list] = {}
 
-    def take(self, xp, shape: tuple, dtype):
-        key = (xp.__name__, shape, str(dtype))
+    def take(self, shape: tuple, dtype):
+        key = (shape, str(dtype))
         with self._lock:
             arrays = self._arrays.setdefault(key, [])
             for index in range(len(arrays)):
@@ -82,7 +91,7 @@ class _OutputPool:
                         return arrays[index]
                     del arrays[index]  # frozen by its last holder (a folded constant): not the pool's to reuse
                     break
-            array = xp.empty(shape, dtype=dtype)
+            array = np.empty(shape, dtype=dtype)
             arrays.append(array)
             return array
 
@@ -177,8 +186,10 @@ def in_turns(fn: Callable[[int], object], count: int, work: float) -> list:
 
 def slices_in_turns(fn: Callable[[slice], object], n: int, work: float, per_thread: int = 4) -> list:
     """[fn(part) for about `per_thread` slices per thread covering range(n)], taken in turns (in_turns)."""
+    if n == 0:
+        return []
     threads = run_width()
-    count = min(n, per_thread * threads) if threads > 1 and work >= PARALLEL_WORK else min(n, 1)
+    count = min(n, per_thread * threads) if threads > 1 and work >= PARALLEL_WORK else 1
     bounds = [n * i // count for i in range(count + 1)]
     parts = [slice(a, b) for a, b in zip(bounds, bounds[1:])]
     return in_turns(lambda index: fn(parts[index]), count, work)

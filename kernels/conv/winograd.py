@@ -10,11 +10,11 @@ The transforms come from polynomial evaluation at the points 0, -1, 1, 1/2, -2 a
 the product of a filter row and an input row is a polynomial product, evaluated at n points, multiplied,
 and interpolated back. Their 2-D forms are Kronecker products, applied as matrix products.
 
-The filter gradient is the same computation transposed: the sum over tiles of the transformed input
-times the transformed output gradient, one product per transform position, summed over tiles by BLAS.
-
-Work is split into chunks of tile rows (of any images), spread across the run's threads, so that a
-chunk's transformed tiles stay near the CPU caches between the transforms and the products.
+The forward convolution works in chunks of tile rows (of any images), taken in turns by the run's
+threads, so that a chunk's transformed tiles stay near the CPU caches between the transforms and the
+products. The filter gradient is the same computation transposed: per transform position, the
+transformed input tiles times the transformed output-gradient tiles, summed over every tile by one
+product (all tiles are transformed first, and the threads take positions in turns).
 """
 
 from __future__ import annotations

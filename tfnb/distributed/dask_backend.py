@@ -7,7 +7,7 @@
   worker; a Send pushes its value from one worker to another the same way. Values travel as Dask serializes
   them (NumPy arrays as raw frames); nothing goes through the scheduler but the question of who holds a task.
 - `start_local_cluster` starts a scheduler and one worker process (under a nanny, which restarts it if it dies)
-  per task, all listening on 127.0.0.1; `start_task_worker` makes this process one task's worker.
+  per task, all listening on 127.0.0.1; `TaskWorker` makes this process one task's worker.
 - A worker is lost when its connection breaks or the scheduler stops seeing its heartbeats (`worker_ttl_s`).
 """
 
@@ -31,6 +31,7 @@ from tfnb.distributed.task_runtime import ErrorReport, TaskRuntime, Transport
 PLUGIN_NAME = "tfnb-task-runtime"
 LIVENESS_CHECK_S = 1.0   # while a step runs, how often the master asks the scheduler which workers it still sees
 CALL_TIMEOUT_S = 60.0    # a call that is not a step (describe, extend, register, abort) fails after this
+TASK_POLL_S = 0.2        # how often a new session looks again for tasks that no worker hosts yet
 QUIET = logging.WARNING  # Dask's INFO lines (workers joining, plugins starting) are not shown
 
 
@@ -62,10 +63,11 @@ def _handlers(runtime: TaskRuntime) -> dict:
     async def run_step(**request):
         loop = asyncio.get_running_loop()
         try:
-            values = await loop.run_in_executor(runtime.threads, functools.partial(runtime.run_step, **request))
-        except Exception as error:  # the master raises it again, naming its op in its own graph
+            values, trace = await loop.run_in_executor(runtime.threads,
+                                                       functools.partial(runtime.run_step, **request))
+        except Exception as error:  # noqa: BLE001 (the master raises it again, naming the op in its own graph)
             return {"error": ErrorReport.of(error).__dict__}
-        return {"values": to_serialize(values)}
+        return {"values": to_serialize(values), "trace": to_serialize(trace)}
 
     async def register(master: str, definition):
         return await asyncio.get_running_loop().run_in_executor(runtime.threads, runtime.register, master,
@@ -112,7 +114,7 @@ class DaskCluster:
         return _tasks_of(self.client.scheduler_info(n_workers=-1)["workers"])
 
     def describe(self, tasks: list[str], timeout_s: float) -> dict[str, dict]:
-        """Each task's description (its address, incarnation, devices), waiting up to `timeout_s` for missing ones."""
+        """Each task's description (its address, devices), waiting up to `timeout_s` for the tasks no worker holds."""
         deadline = time.monotonic() + timeout_s
         while True:
             found = self.tasks()
@@ -124,13 +126,13 @@ class DaskCluster:
                 raise TimeoutError(f"no Dask worker hosts {', '.join(missing)} (each task is a worker holding the "
                                    f"resource named after it, e.g. `dask worker --resources "
                                    f"'{task_resource(missing[0])}=1'`)")
-            time.sleep(0.2)
+            time.sleep(TASK_POLL_S)
 
     def _describe(self, address: str) -> dict | None:
         """A worker's task description, None while its runtime is not set up (a worker that just started)."""
         try:
             return self.call(address, "tfnb_describe")
-        except (KeyError, OSError, CommClosedError, asyncio.TimeoutError):
+        except (TimeoutError, KeyError, OSError, CommClosedError):
             return None
 
     def call(self, address: str, op: str, **arguments):
@@ -167,7 +169,7 @@ class DaskCluster:
         for step_id, (waiting, addresses) in list(self._running.items()):
             if step_id.startswith(prefix):
                 waiting.cancel()
-                await _abort(self.client, addresses, step_id)
+                _in_background(_abort(self.client, addresses, step_id))
 
     def worker_pids(self) -> dict[str, int]:
         """task -> the process id of the worker holding it (what a test kills)."""
@@ -223,8 +225,9 @@ async def _run_step(client: Client, requests: dict[str, tuple[str, dict]], step_
                         running.pop(future)
                         replies[task] = _lost(task, "the scheduler lost its worker (no heartbeat)")
             if any("error" in reply for reply in replies.values()) and running:
-                # The step failed: the others stop waiting for it (one blocked in a kernel is not waited for).
-                await _abort(client, {task: requests[task][0] for task in running.values()}, step_id)
+                # The step failed: the others stop waiting for it (one blocked in a kernel is not waited for), and
+                # the error is raised without waiting for them to hear it (a lost one never would).
+                _in_background(_abort(client, {task: requests[task][0] for task in running.values()}, step_id))
                 break
     finally:
         for future in running:
@@ -248,6 +251,16 @@ async def _live_workers(client: Client) -> set[str]:
     return set(identity["workers"])
 
 
+_BACKGROUND: set[asyncio.Task] = set()
+
+
+def _in_background(coroutine) -> None:
+    """Runs `coroutine` on the loop without waiting for it (kept referenced until it ends)."""
+    task = asyncio.ensure_future(coroutine)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
+
+
 async def _abort(client: Client, addresses: dict[str, str], step_id: str) -> None:
     """Tells each task to abort the step (a task that cannot be reached has nothing left to abort)."""
     await asyncio.gather(*(_call(client, address, "tfnb_abort", {"step_id": step_id}, CALL_TIMEOUT_S)
@@ -261,7 +274,8 @@ def start_local_cluster(tasks: list[str], security=None, worker_ttl_s: float | N
     """A scheduler and one worker process per task, on 127.0.0.1 only (TLS with `security`); `close()` ends them."""
     protocol = "tls" if security is not None and security.require_encryption else "tcp"
     common = {"host": "127.0.0.1", "security": security, "protocol": protocol}
-    scheduler = {"cls": Scheduler, "options": {**common, "dashboard": False, "worker_ttl": worker_ttl_s}}
+    scheduler = {"cls": Scheduler, "options": {**common, "dashboard": False, "dashboard_address": "127.0.0.1:0",
+                                               "worker_ttl": worker_ttl_s}}
     workers = {task: {"cls": Nanny, "options": {**common, "nthreads": 1, "name": task, "dashboard": False,
                                                 "resources": {task_resource(task): 1}, "silence_logs": QUIET}}
                for task in tasks}
@@ -280,10 +294,6 @@ class TaskWorker:
         options = {"resources": {task_resource(task): 1}, "nthreads": 1, "name": task, "host": host or None,
                    "port": int(port) if port else 0, "security": security, "dashboard": False}
         self.worker = self._run(_started_worker(scheduler, options))
-
-    @property
-    def address(self) -> str:
-        return self.worker.address
 
     def _run(self, coroutine):
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
@@ -304,6 +314,3 @@ async def _started_worker(scheduler: str, options: dict) -> Worker:
     await worker
     return worker
 
-
-def scheduler_address(cluster: SpecCluster) -> str:
-    return cluster.scheduler_address

@@ -12,11 +12,12 @@ fed there and returning the values fetched there. Values between tasks go from w
 from __future__ import annotations
 
 import contextlib
-import itertools
+import time
 import uuid
 
 import numpy as np
 
+from tfnb.distributed.task_plan import TaskPlanDef, task_plans
 from tfnb.framework import errors
 from tfnb.framework.device_spec import DeviceSpec, local_device, task_of
 from tfnb.framework.graph import Graph
@@ -26,7 +27,6 @@ from tfnb.runtime.binding import KernelCache
 from tfnb.runtime.devices import LocalDevice, local_devices
 from tfnb.runtime.pipeline import CompileOptions, build_plan
 from tfnb.runtime.plan import CONSTANT, FEED, Plan
-from tfnb.distributed.task_plan import TaskPlanDef, task_plans
 
 DEFAULT_RECV_TIMEOUT_S = 60.0
 
@@ -49,7 +49,6 @@ class Master:
         timeout_ms = getattr(config, "operation_timeout_in_ms", 0)
         self.recv_timeout_s = timeout_ms / 1000 if timeout_ms > 0 else DEFAULT_RECV_TIMEOUT_S
         self._mirrored_version: int | None = None
-        self._step_ids = itertools.count(1)
         self._closed = False
 
     def compile(self, graph: Graph, fetches: list, feeds: list[Tensor], kernels: KernelCache,
@@ -94,8 +93,9 @@ class Master:
             return
         self._closed = True
         self.cluster.cancel_steps(self.step_id(""))
+        live = self.cluster.tasks()   # a task that was lost or restarted since has nothing of this session
         self.cluster.call_all({task: (address, "tfnb_forget", {"master": self.id})
-                               for task, address in self.addresses.items()})
+                               for task, address in self.addresses.items() if live.get(task) == address})
 
 
 def inputs_home(device: str) -> str:
@@ -108,7 +108,8 @@ def inputs_home(device: str) -> str:
 class DistributedExecutable:
     """A plan registered with the tasks of a cluster, run as the Session runs any executable (`run(feeds, step)`).
 
-    tfnb differs from TF: a traced run (FULL_TRACE) runs untraced on a cluster; its RunMetadata stays empty.
+    A traced run (FULL_TRACE) gathers each node's timing from the tasks; tfnb differs from TF: the executor's
+    record of its ready queue stays empty.
     """
 
     threads = contextlib.nullcontext()
@@ -124,14 +125,16 @@ class DistributedExecutable:
     def new_step(self, step_id: int, timeout_in_ms: int = 0) -> StepContext:
         return StepContext(step_id, timeout_in_ms)
 
-    def run(self, feeds: list, step: StepContext) -> list:
-        """Runs one step on every task of the plan; the fetched values, in the plan's order."""
+    def run(self, feeds: list, step: StepContext, traced: bool = False) -> list:
+        """Runs one step on every task of the plan; the fetched values, in the plan's order (with `traced`, the
+        tasks' traces merged into `step.trace`)."""
         master = self.master
         step_id = master.step_id(step.step_id)
         requests = {task: (master.addresses[task], {
             "master": master.id, "handle": handle, "step_id": step_id, "peers": master.addresses,
             "feeds": [feeds[k] for k in definition.feed_positions], "timeout_in_ms": step.timeout_in_ms,
-            "recv_timeout_s": master.recv_timeout_s}) for task, (handle, definition) in self.registered.items()}
+            "recv_timeout_s": master.recv_timeout_s, "traced": traced})
+            for task, (handle, definition) in self.registered.items()}
         replies = master.cluster.run_step(requests, step_id) if requests else {}
         failures = [reply["error"] for reply in replies.values() if "error" in reply]
         if failures:
@@ -144,10 +147,20 @@ class DistributedExecutable:
             results[k] = feeds[feed]
         for k, value in self.constant:
             results[k] = value
+        if traced:
+            step.trace = self._merged_trace([reply["trace"] for reply in replies.values()])
         return results
 
     def run_traced(self, feeds: list, step: StepContext, record) -> list:
-        return self.run(feeds, step)
+        return self.run(feeds, step, traced=True)
+
+    def _merged_trace(self, traces: list[list]) -> list[tuple]:
+        """The tasks' trace entries on this process's clock, by index into the plan's nodes, in the order they began."""
+        index = {node.name: k for k, node in enumerate(self.plan.nodes)}
+        to_local = time.perf_counter() - time.time()
+        entries = [(index[name], start + to_local, end + to_local, *rest)
+                   for trace in traces for name, start, end, *rest in trace]
+        return sorted(entries, key=lambda entry: entry[1])
 
     def node_at(self, code, line: int) -> None:
         return None

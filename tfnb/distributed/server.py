@@ -92,9 +92,7 @@ class Server:
         """The task this server is, or (without a job name) the task its sessions place unplaced ops on."""
         if self.job_name is not None:
             return task_name(self.job_name, self.task_index)
-        jobs = self.cluster_spec.jobs
-        job = "worker" if "worker" in jobs else jobs[0]
-        return task_name(job, self.cluster_spec.task_indices(job)[0])
+        return _default_task(self.cluster_spec.task_names())
 
     @property
     def target(self) -> str:

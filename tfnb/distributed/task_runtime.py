@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import itertools
 import threading
-import uuid
+import time
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 
 from tfnb.client.session import attributed_error
+from tfnb.distributed.task_plan import TaskPlanDef, rebuild
 from tfnb.framework import errors
 from tfnb.framework.device_spec import DeviceSpec, task_of
 from tfnb.framework.graph import Graph
@@ -39,7 +40,7 @@ from tfnb.runtime.functions import FunctionLibrary
 from tfnb.runtime.pipeline import Executable, executable_of
 from tfnb.runtime.rendezvous import Rendezvous, StepAborted
 from tfnb.runtime.resources import ResourceManager, reset_containers
-from tfnb.distributed.task_plan import TaskPlanDef, rebuild
+from tfnb.runtime.tracing import ExecutorRecord
 
 # Steps a task may run at once: steps of several masters, and steps blocked in a queue or an accumulator
 # (a synchronous replica waits there for the others) must not wait for a free thread.
@@ -84,7 +85,7 @@ class TaskRendezvous(Rendezvous):
         self.peers: dict[str, str] = {}
         self.recv_timeout_s: float | None = None
         self.bytes_pushed = 0
-        self._pushes: list[tuple[str, Future]] = []
+        self._pushes: list[Future] = []
         self._failure: BaseException | None = None
 
     def start(self, peers: dict[str, str], recv_timeout_s: float | None) -> None:
@@ -106,10 +107,10 @@ class TaskRendezvous(Rendezvous):
         self.bytes_pushed += int(getattr(value, "nbytes", 0))
         future = self.transport.push(address, self.step_id, key, value)
         future.add_done_callback(lambda done: self._pushed(destination, done))
-        self._pushes.append((destination, future))
+        self._pushes.append(future)
 
     def _pushed(self, destination: str, future: Future) -> None:
-        error = future.exception()
+        error = CancelledError("the push was cancelled") if future.cancelled() else future.exception()
         if error is not None and self._failure is None:
             self._failure = errors.UnavailableError(None, None, f"Task {destination} is unavailable: sending to it "
                                                     f"failed ({type(error).__name__}: {error})")
@@ -131,11 +132,7 @@ class TaskRendezvous(Rendezvous):
 
     def finish(self) -> None:
         """Waits for this step's pushes to be delivered; UnavailableError if one failed."""
-        for destination, future in self._pushes:
-            try:
-                future.result()
-            except Exception:  # the callback made the report
-                pass
+        wait(self._pushes)   # a failed push is reported by its callback
         if self._failure is not None:
             raise self._failure
 
@@ -155,13 +152,12 @@ class _MasterState:
 class TaskRuntime:
     """The long-lived runtime of one task (`/job:ps/replica:0/task:0`): see the module docstring.
 
-    `incarnation` changes when the task's process restarts, so a master notices that what it registered is gone.
+    A restarted task is a new runtime: the masters' steps on partitions registered before fail with UnavailableError.
     """
 
     def __init__(self, task: str, transport: Transport, device_count: dict | None = None) -> None:
         self.task = task
         self.transport = transport
-        self.incarnation = uuid.uuid4().hex
         self.devices = local_devices(device_count, task)
         self.resources = ResourceManager(task)
         self.threads = ThreadPoolExecutor(MAX_CONCURRENT_STEPS, thread_name_prefix="tfnb-step")
@@ -175,9 +171,8 @@ class TaskRuntime:
         self._lock = threading.Lock()
 
     def describe(self) -> dict:
-        """The task's name, incarnation and devices (name, type, index), as a master asks for them."""
-        return {"task": self.task, "incarnation": self.incarnation,
-                "devices": [(d.name, d.device_type, d.index) for d in self.devices]}
+        """The task's name and devices (name, type, index), as a master asks for them."""
+        return {"task": self.task, "devices": [(d.name, d.device_type, d.index) for d in self.devices]}
 
     # -- what masters call ----------------------------------------------------------------------
 
@@ -200,8 +195,9 @@ class TaskRuntime:
         return {"handle": handle, "source": executable.plan.source}
 
     def run_step(self, master: str, handle: int, step_id: str, feeds: list, peers: dict[str, str],
-                 timeout_in_ms: int, recv_timeout_s: float | None) -> list:
-        """Runs a registered partition for step `step_id`; the values it fetches (NumPy arrays).
+                 timeout_in_ms: int, recv_timeout_s: float | None, traced: bool = False) -> tuple[list, list]:
+        """Runs a registered partition for step `step_id`: the values it fetches (NumPy arrays) and, when `traced`,
+        what each node did, by node name, with wall-clock times (`traced_by_name`).
 
         Raises what the step raised, as an OpError naming the op (ErrorReport.of makes it portable).
         """
@@ -218,7 +214,8 @@ class TaskRuntime:
         step.rendezvous = rendezvous
         try:
             with np.errstate(all="ignore"), executable.threads:
-                values = executable.run(feeds, step)
+                values = executable.run_traced(feeds, step, ExecutorRecord()) if traced else \
+                    executable.run(feeds, step)
             rendezvous.finish()
         except StepAborted:
             rendezvous.finish()
@@ -229,7 +226,7 @@ class TaskRuntime:
         finally:
             self._end(step_id)
             self.bytes_pushed += rendezvous.bytes_pushed
-        return [to_host(value) for value in values]
+        return [to_host(value) for value in values], traced_by_name(executable.plan, step.trace)
 
     def deliver(self, step_id: str, key: str, value) -> None:
         """A value another task's Send pushed for step `step_id` (dropped when the step already ended here)."""
@@ -291,6 +288,13 @@ class TaskRuntime:
                 self._ended_order.append(step_id)
                 if len(self._ended_order) > ENDED_STEPS_KEPT:
                     self._ended.discard(self._ended_order.popleft())
+
+
+def traced_by_name(plan, trace: list) -> list[tuple]:
+    """A traced run's entries with node names for node indices and wall-clock times for this process's clock,
+    so the master can merge the tasks' traces (on one machine exactly; across machines, as their clocks agree)."""
+    to_wall = time.time() - time.perf_counter()
+    return [(plan.nodes[index].name, start + to_wall, end + to_wall, *rest) for index, start, end, *rest in trace]
 
 
 def _arrival_device(name: str) -> LocalDevice:

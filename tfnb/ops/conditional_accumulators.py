@@ -20,7 +20,7 @@ from tfnb.framework.tensor import Tensor
 from tfnb.framework.tensor_shape import TensorShape, as_shape, unknown_shape
 from tfnb.ops.constant_op import convert_to_tensor
 
-__all__ = ["ConditionalAccumulatorBase", "ConditionalAccumulator", "SparseConditionalAccumulator"]
+__all__ = ["ConditionalAccumulator", "ConditionalAccumulatorBase", "SparseConditionalAccumulator"]
 
 REDUCTIONS = ("MEAN", "SUM")
 _HANDLE_TYPES = ("ConditionalAccumulatorV2", "SparseConditionalAccumulatorV2")

@@ -160,8 +160,8 @@ class _VariableStore:
         """The variable called `name`: the existing one if reuse allows, else a new one if reuse allows."""
         if partitioner is not None:
             return self._partitioned(name, shape, dtype, initializer, partitioner, reuse,
-                                     dict(regularizer=regularizer, trainable=trainable, collections=collections,
-                                          validate_shape=validate_shape, constraint=constraint))
+                                     {"regularizer": regularizer, "trainable": trainable, "collections": collections,
+                                      "validate_shape": validate_shape, "constraint": constraint})
         from_value = initializer is not None and not callable(initializer)
         if shape is not None and from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")

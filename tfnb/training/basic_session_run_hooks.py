@@ -71,10 +71,10 @@ class StopAtStepHook(SessionRunHook):
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context, run_values) -> None:
-        if int(run_values.results) + 1 >= self._last_step:
-            # The step read before the run may be stale (other replicas advance it too): read it again.
-            if int(run_context.session.run(self._global_step)) >= self._last_step:
-                run_context.request_stop()
+        # The step read before the run may be stale (other replicas advance it too): it is read again to be sure.
+        if int(run_values.results) + 1 >= self._last_step and \
+                int(run_context.session.run(self._global_step)) >= self._last_step:
+            run_context.request_stop()
 
 
 class CheckpointSaverHook(SessionRunHook):

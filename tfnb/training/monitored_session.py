@@ -17,8 +17,12 @@ from tfnb.framework.graph import GraphKeys, get_default_graph
 from tfnb.input.queue_runner import Coordinator, start_queue_runners
 from tfnb.io.checkpoints import Saver
 from tfnb.ops.control_flow.dependencies import group
-from tfnb.ops.variables import (global_variables, global_variables_initializer, local_variables_initializer,
-                                report_uninitialized_variables)
+from tfnb.ops.variables import (
+    global_variables,
+    global_variables_initializer,
+    local_variables_initializer,
+    report_uninitialized_variables,
+)
 from tfnb.training.basic_session_run_hooks import CheckpointSaverHook
 from tfnb.training.session_manager import SessionManager
 from tfnb.training.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
@@ -208,7 +212,7 @@ class MonitoredSession:
         return exc_type is not None and issubclass(exc_type, errors.OutOfRangeError | StopIteration)
 
 
-def MonitoredTrainingSession(master: str = "", is_chief: bool = True, checkpoint_dir: str | None = None,  # noqa: N802
+def MonitoredTrainingSession(master: str = "", is_chief: bool = True, checkpoint_dir: str | None = None,
                              scaffold: Scaffold | None = None, hooks=None, chief_only_hooks=None,
                              save_checkpoint_secs=USE_DEFAULT, save_summaries_steps=USE_DEFAULT,
                              save_summaries_secs=USE_DEFAULT, config=None, stop_grace_period_secs: float = 120,

@@ -48,7 +48,7 @@ def test_a_graph_on_several_tasks_computes_what_one_process_computes(target):
 
 
 def test_each_task_gets_its_partition_joined_to_the_others_by_send_recv_pairs(target):
-    x, w, h, y = two_task_model()
+    x, _, h, y = two_task_model()
     with tf.Session(target) as sess:
         plan = sess.plan(y, {x: None})
     recvs = {(recv.tensor.name, recv.device) for recv in plan.transfers}
@@ -58,6 +58,22 @@ def test_each_task_gets_its_partition_joined_to_the_others_by_send_recv_pairs(ta
     # Each task compiled its own share: the source names the task, then its generated function.
     assert plan.source.count("def run(feeds, step)") == 3
     assert f"# {WORKER1}\n" in plan.source and "mat_mul_kernel" in plan.source
+
+
+def test_a_traced_step_gathers_each_tasks_node_timings(target):
+    x, w, h, y = two_task_model()
+    metadata = tf.RunMetadata()
+    with tf.Session(target) as sess:
+        sess.run(w.initializer)
+        sess.run(y, {x: np.ones((2, 3))}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                 run_metadata=metadata)
+    stats = {s.node_name: s for device in metadata.step_stats.dev_stats for s in device.node_stats}
+    assert {s.device for s in stats.values()} == {PS0 + "/device:CPU:0", WORKER0 + "/device:CPU:0",
+                                                  WORKER1 + "/device:CPU:0"}
+    send, recv = stats["_Send/h:0->worker0_cpu0"], stats["_Recv/h:0->worker0_cpu0"]
+    assert recv.all_start_micros + recv.all_end_rel_micros >= send.all_start_micros   # one clock for all tasks
+    assert metadata.execution_order.index("h") < metadata.execution_order.index("y")
+    assert stats["y"].output_shapes == [(2, 2)]
 
 
 def test_ops_naming_no_job_run_on_the_task_the_target_names(server):

@@ -1,0 +1,102 @@
+"""Fault tolerance (OSDI paper, section 4.3): a lost task fails the step with UnavailableError naming it, its
+nanny starts it again, and MonitoredTrainingSession goes on from the latest checkpoint.
+
+Each test starts its own cluster, whose tasks it kills; the one that waits for Dask's heartbeats takes seconds and
+runs when TFNB_TEST_SLOW=1 (`make test` sets it).
+"""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import tfnb as tf
+
+PS0 = "/job:ps/replica:0/task:0"
+WORKER_TTL_S = 2   # Dask counts a task lost after this long without a heartbeat (at least 10 heartbeats: ~5 s)
+
+
+@pytest.fixture
+def cluster():
+    """A cluster of its own: one ps and one worker task."""
+    spec = tf.train.ClusterSpec({"ps": ["localhost:0"], "worker": ["localhost:0"]})
+    with tf.train.Server(spec, worker_ttl_s=WORKER_TTL_S) as server:
+        yield server
+
+
+def kill(server, task: str, signal_number: int = signal.SIGKILL) -> None:
+    os.kill(server.cluster.worker_pids()[task], signal_number)
+
+
+def two_task_step():
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable([1.0, 2.0], name="w")
+    with tf.device("/job:worker/task:0"):
+        total = tf.reduce_sum(w * 3.0)
+    return w, total
+
+
+def test_a_killed_task_fails_the_step_with_unavailable_naming_it(cluster):
+    w, total = two_task_step()
+    with tf.Session(cluster.target) as sess:
+        sess.run(w.initializer)
+        assert sess.run(total) == 9.0
+        kill(cluster, PS0)
+        with pytest.raises(tf.errors.UnavailableError, match=f"Task {PS0} is unavailable"):
+            sess.run(total)
+    with tf.Session(cluster.target) as sess:   # waits for the nanny to start the task again: its state is gone
+        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value w"):
+            sess.run(total)
+
+
+@pytest.mark.slow
+def test_a_task_that_stops_answering_is_lost_once_its_heartbeats_stop(cluster):
+    w, total = two_task_step()
+    with tf.Session(cluster.target) as sess:
+        sess.run(w.initializer)
+        assert sess.run(total) == 9.0
+        kill(cluster, PS0, signal.SIGSTOP)   # alive, connected, silent: only the missing heartbeats tell
+        with pytest.raises(tf.errors.UnavailableError, match=f"Task {PS0} is unavailable"):
+            sess.run(total)
+
+
+def test_training_goes_on_from_the_latest_checkpoint_after_a_task_is_killed(cluster, tmp_path):
+    last_step, kill_at = 30, 12
+
+    class KillThePsAt(tf.train.SessionRunHook):
+        """Kills the ps task's process once, right after step `kill_at`; counts the sessions made."""
+
+        def __init__(self):
+            self.killed, self.sessions, self.restored_at = False, 0, []
+
+        def after_create_session(self, session, coord):
+            self.sessions += 1
+            self.restored_at.append(int(session.run(step)))
+
+        def after_run(self, run_context, run_values):
+            if not self.killed and int(run_context.session.run(step)) >= kill_at:
+                self.killed = True
+                kill(cluster, PS0)
+
+    with tf.device(tf.train.replica_device_setter(cluster=cluster.cluster_spec)):
+        x = tf.placeholder(tf.float32, [None, 2])
+        w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - tf.matmul(x, [[2.0], [-1.0]])))
+        step = tf.train.get_or_create_global_step()
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    killer = KillThePsAt()
+    hooks = [killer, tf.train.StopAtStepHook(last_step=last_step)]
+    features = np.random.RandomState(0).randn(16, 2).astype(np.float32)
+    with tf.train.MonitoredTrainingSession(cluster.target, checkpoint_dir=str(tmp_path), save_checkpoint_steps=5,
+                                           hooks=hooks) as sess:
+        while not sess.should_stop():
+            sess.run(train, {x: features})
+        final_step = sess.run(step)
+    assert killer.sessions == 2 and killer.restored_at == [0, 10]   # the second session began at checkpoint 10
+    assert final_step == last_step
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert state.model_checkpoint_path.endswith(f"model.ckpt-{last_step}")
+    for path in state.all_model_checkpoint_paths:   # every checkpoint kept is whole and readable
+        assert tf.train.load_variable(path, "w").shape == (2, 1)
+    assert np.abs(tf.train.load_variable(state.model_checkpoint_path, "w").ravel() - [2, -1]).max() < 0.2
