@@ -160,7 +160,7 @@ def _np_resize_grad(grads, original, align_corners=False, nearest=False):
 _RESIZABLE = (dtypes.uint8, dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64)
 
 # ResizeBilinear gives float32 whatever its input, too coarse for finite differences: its gradient is checked
-# through ResizeBilinearGrad's examples and tests/tfnb/test_image_ops.py.
+# through ResizeBilinearGrad's examples and tests/tfnb/ops/test_image_ops.py.
 register_op("ResizeBilinear", _infer_resize, dtypes=_RESIZABLE, examples=[
     Example(lambda x: resize_bilinear(x, [5, 3]), lambda x: _np_resize(x, [5, 3]), inputs=((2, 3, 4, 2),),
             low=0, high=9, differentiable=False),

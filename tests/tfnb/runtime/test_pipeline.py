@@ -2,8 +2,8 @@
 in every kind of plan, and values released after their last reader in loop plans."""
 
 import io
-import time
 import threading
+import time
 import weakref
 from contextlib import redirect_stderr
 

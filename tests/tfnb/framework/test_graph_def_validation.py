@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from test_op_examples import CASES, _call, example_values
+from registry_cases import CASES, call_example, example_values
 
 import tfnb as tf
 from tfnb.framework.graph_def import DecodeError, GraphDef
@@ -96,7 +96,7 @@ def test_every_example_op_carries_exactly_the_attrs_its_op_type_declares(op_type
     from tfnb.framework.op_registry import attr_problems
     for dtype, values in example_values(op_type, index, example):
         with tf.Graph().as_default() as graph:
-            _call(example.build, [tf.placeholder(tf.as_dtype(v.dtype) if v.dtype != object else tf.string, v.shape)
+            call_example(example.build, [tf.placeholder(tf.as_dtype(v.dtype) if v.dtype != object else tf.string, v.shape)
                                   for v in values], dtype)
         for op in graph.get_operations():
             assert attr_problems(registered_ops()[op.type], op.attrs) == [], op.name

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from test_op_examples import CASES, _call, sample
+from registry_cases import CASES, call_example, sample
 
 import tfnb as tf
 from tfnb.framework.graph_def import GraphDef
@@ -214,7 +214,7 @@ def test_every_example_graph_round_trips(op_type, index, example):
         values = [sample(spec, dtype, example.low, example.high, rng) for spec in example.inputs]
         source = tf.Graph()
         with source.as_default():
-            _call(example.build, [tf.placeholder(tf.as_dtype(v.dtype) if v.dtype != object else tf.string, v.shape)
+            call_example(example.build, [tf.placeholder(tf.as_dtype(v.dtype) if v.dtype != object else tf.string, v.shape)
                                   for v in values], dtype)
         if any(isinstance(value, Function) for op in source.get_operations() for value in op.attrs.values()):
             # tfnb differs: the graph format has no function library, so a dataset's map or filter says so.

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from test_op_examples import CASES, example_graph, example_values
+from registry_cases import CASES, example_graph, example_values
 
 import tfnb as tf
 from tfnb.framework.op_registry import registered_ops

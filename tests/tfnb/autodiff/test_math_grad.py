@@ -3,7 +3,7 @@ ties, non-differentiable ops, and a composite loss against a hand-derived NumPy 
 
 import numpy as np
 import pytest
-from test_op_examples import CASES, _call, sample
+from registry_cases import CASES, call_example, sample
 
 import tfnb as tf
 from tfnb.framework.op_registry import registered_ops
@@ -35,7 +35,7 @@ def _example_gradients(example, values, unknown: str | None, grad_values=None):
             return tf.placeholder(tf.as_dtype(v.dtype), shape)
 
         inputs = [placeholder(v) for v in values]
-        outputs = _call(example.build, inputs, tf.float64)
+        outputs = call_example(example.build, inputs, tf.float64)
         outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
         feeds = dict(zip(inputs, values))
         with tf.Session(graph=graph) as sess:

@@ -3,7 +3,7 @@ generated code, and the two must agree exactly (same values, dtypes and shapes).
 
 import numpy as np
 import pytest
-from test_op_examples import CASES, example_graph, sample
+from registry_cases import CASES, example_graph, sample
 
 import tfnb as tf
 from tfnb.framework.op_registry import registered_ops

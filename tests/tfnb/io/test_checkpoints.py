@@ -19,7 +19,7 @@ import tfnb as tf
 from tfnb.framework import dtypes
 
 STORABLE = dtypes.REAL + (dtypes.bool_,)
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 def _value(dtype, shape, seed):

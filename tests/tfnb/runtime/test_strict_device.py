@@ -6,7 +6,7 @@ import pathlib
 
 import numpy as np
 import pytest
-from test_op_examples import CASES, GRADIENT_CASES, _call, _check, example_graph, example_values, sample
+from registry_cases import CASES, GRADIENT_CASES, call_example, check_output, example_graph, example_values, sample
 
 import tfnb as tf
 from tfnb.kernels import has_kernel
@@ -50,13 +50,13 @@ def test_forward_on_a_device_like_a_gpu(op_type, index, example):
             actual = sess.run(outputs, dict(zip(inputs, values)))
             placed = {op.assigned_device for op in sess.last_plan().ops if op.type == op_type}
         assert placed == {"/job:localhost/replica:0/task:0/device:STRICT:0"}, f"{op_type} was not placed there"
-        expected = _call(example.reference, values, dtype)
+        expected = call_example(example.reference, values, dtype)
         label = f"{op_type} example {index} in {dtype.name} on {STRICT}"
         if isinstance(outputs, (list, tuple)):
             for a, e, t in zip(actual, expected, outputs):
-                _check(a, e, t, dtype, example, label)
+                check_output(a, e, t, dtype, example, label)
         else:
-            _check(actual, expected, outputs, dtype, example, label)
+            check_output(actual, expected, outputs, dtype, example, label)
 
 
 @pytest.mark.parametrize("op_type,index,example", GRADIENT_CASES, ids=[f"{t}-{i}" for t, i, _ in GRADIENT_CASES])
@@ -71,7 +71,7 @@ def test_gradient_on_a_device_like_a_gpu_matches_the_cpu(op_type, index, example
         with graph.as_default():
             inputs = [tf.placeholder(tf.as_dtype(v.dtype), v.shape) for v in values]
             with tf.device(device):
-                outputs = _call(example.build, inputs, tf.float64)
+                outputs = call_example(example.build, inputs, tf.float64)
                 outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
                 xs = [x for x, v in zip(inputs, values) if v.dtype.kind == "f"]
                 grads = [g for g in tf.gradients([tf.reduce_sum(y * y) for y in outputs], xs) if g is not None]
@@ -104,7 +104,7 @@ def _in_cupy(name: str) -> bool:
 
 
 def test_every_function_kernels_call_through_xp_is_in_cupy():
-    kernels = pathlib.Path(__file__).resolve().parents[2] / "kernels"
+    kernels = pathlib.Path(__file__).resolve().parents[3] / "kernels"
     used = set()
     for path in kernels.rglob("*.py"):
         used |= _xp_attributes(ast.parse(path.read_text()))

@@ -1,10 +1,9 @@
-"""Generic op tests: every registered op's example cases, in every dtype the op claims,
-forward against the NumPy reference, with static shapes and dtypes checked against the values."""
+"""The registry's example cases and what the tests that sweep them share: sampling inputs, building an
+example in a graph of its own, calling a build or reference function, checking an output against its reference."""
 
 import inspect
 
 import numpy as np
-import pytest
 
 import tfnb as tf
 from tfnb.framework.op_registry import registered_ops
@@ -30,7 +29,8 @@ def sample(spec, dtype: tf.DType, low: float, high: float, rng: np.random.Genera
     return rng.uniform(low, high, shape).astype(dtype.np_dtype)
 
 
-def _call(fn, args, dtype):
+def call_example(fn, args, dtype):
+    """`fn(*args)`, passing `dtype` too where `fn` takes one (an example's build or reference function)."""
     if inspect.isfunction(fn) and "dtype" in inspect.signature(fn).parameters:
         return fn(*args, dtype=dtype)
     return fn(*args)
@@ -51,7 +51,7 @@ def example_graph(example, dtype: tf.DType, values: list, known_shapes: bool, de
         inputs = [tf.placeholder(tf.as_dtype(v.dtype) if v.dtype != object else tf.string,
                                  v.shape if known_shapes else [None] * v.ndim) for v in values]
         with tf.device(device):
-            outputs = _call(example.build, inputs, dtype)
+            outputs = call_example(example.build, inputs, dtype)
     return graph, inputs, outputs
 
 
@@ -63,7 +63,9 @@ def _tolerance(dtype, example):
     return example.atol
 
 
-def _check(actual, expected, tensor, dtype, example, label):
+def check_output(actual, expected, tensor, dtype, example, label: str) -> None:
+    """Asserts a kernel's output has the inferred dtype and a shape compatible with the static one, and matches the
+    reference within the example's tolerance."""
     expected = np.asarray(expected)
     actual_array = np.asarray(actual)
     assert actual_array.dtype == tensor.dtype.np_dtype, f"{label}: kernel dtype {actual_array.dtype} != inferred {tensor.dtype.name}"
@@ -78,52 +80,6 @@ def _check(actual, expected, tensor, dtype, example, label):
         np.testing.assert_array_equal(actual_array, expected, err_msg=label)
 
 
-DEVICES = [pytest.param("/device:CPU:0", id="cpu"), pytest.param("/device:GPU:0", id="gpu", marks=pytest.mark.gpu)]
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("known_shapes", [True, False], ids=["static", "unknown-dims"])
-@pytest.mark.parametrize("op_type,index,example", CASES, ids=[f"{t}-{i}" for t, i, _ in CASES])
-def test_forward_matches_numpy(op_type, index, example, known_shapes, device):
-    for dtype, values in example_values(op_type, index, example):
-        graph, inputs, outputs = example_graph(example, dtype, values, known_shapes, device)
-        assert any(op.type == op_type for op in graph.get_operations()), f"example did not build a {op_type} op"
-        with graph.as_default(), tf.Session(graph=graph) as sess:
-            actual = sess.run(outputs, dict(zip(inputs, values)))
-        expected = _call(example.reference, values, dtype)
-        label = f"{op_type} example {index} in {dtype.name}"
-        if isinstance(outputs, (list, tuple)):
-            assert len(actual) == len(expected), label
-            for a, e, t in zip(actual, expected, outputs):
-                _check(a, e, t, dtype, example, label)
-        else:
-            _check(actual, expected, outputs, dtype, example, label)
-
-
-def test_every_op_has_a_kernel_and_an_example():
-    from tfnb.kernels import has_kernel
-    missing_kernels = [t for t in registered_ops() if not has_kernel(t, "CPU")]
-    assert not missing_kernels
-    untested = [t for t, d in registered_ops().items() if not d.examples and t not in UNTESTED_BY_EXAMPLES]
-    assert not untested, f"ops without example cases: {untested}"
-
-
-# Ops that cannot be built from inputs alone; each has its own tests.
-UNTESTED_BY_EXAMPLES = {"Placeholder", "NoOp", "Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond",
-                        "VarHandleOp", "ReadVariableOp", "AssignVariableOp",
-                        "AssignAddVariableOp", "AssignSubVariableOp", "VarIsInitializedOp",
-                        "RandomStandardNormal", "RandomUniform", "TruncatedNormal", "RandomUniformInt"}
-UNTESTED_BY_EXAMPLES |= {t for t in registered_ops() if t.startswith(("ResourceApply", "ResourceSparseApply"))}
-
-
+# Differentiable examples that run in float64 (finite differences need its precision).
 GRADIENT_CASES = [(t, i, e) for t, i, e in CASES if e.differentiable
                   and tf.float64 in (e.dtypes or registered_ops()[t].dtypes)]
-
-
-@pytest.mark.parametrize("op_type,index,example", GRADIENT_CASES, ids=[f"{t}-{i}" for t, i, _ in GRADIENT_CASES])
-def test_gradient_matches_finite_differences(op_type, index, example):
-    rng = np.random.default_rng(100 + index)
-    values = [sample(spec, tf.float64, example.low, example.high, rng) for spec in example.inputs]
-    if not any(v.dtype.kind == "f" for v in values):
-        pytest.skip("no floating input to differentiate")
-    tf.test.check_gradients(lambda *xs: _call(example.build, xs, tf.float64), values, rtol=1e-4, atol=1e-6)
