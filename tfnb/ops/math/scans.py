@@ -33,9 +33,13 @@ def _np_scan(scan, x, axis, exclusive, reverse):
     return np.flip(out, axis) if reverse else out
 
 
+def _scan_example(build, scan, axis: int, exclusive: bool, reverse: bool) -> Example:
+    return Example(lambda x: build(x, axis=axis, exclusive=exclusive, reverse=reverse),
+                   lambda x: _np_scan(scan, x, axis, exclusive, reverse), inputs=((2, 4),), low=-2, high=2)
+
+
 def _scan_examples(build, scan) -> list[Example]:
-    return [Example(lambda x: build(x, axis=axis, exclusive=exclusive, reverse=reverse),
-                    lambda x: _np_scan(scan, x, axis, exclusive, reverse), inputs=((2, 4),), low=-2, high=2)
+    return [_scan_example(build, scan, axis, exclusive, reverse)
             for axis, exclusive, reverse in [(0, False, False), (1, True, False), (-1, False, True), (1, True, True)]]
 
 
