@@ -41,7 +41,7 @@ from tfnb.framework.summary_proto import Histogram, SummaryValue, parse_summary
 
 from .progress import ProgressBar
 
-__all__ = ["Dashboard", "load_bokehjs", "smooth"]
+__all__ = ["Dashboard", "flush_after_each_cell", "load_bokehjs", "smooth"]
 
 # TensorBoard's distribution bands, in basis points: the normal distribution's -inf, -3σ ... +3σ, +inf.
 BASIS_POINTS = (0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000)
@@ -292,8 +292,7 @@ class Dashboard(widgets.VBox):
         self._dirty = False
         self._in_progress = False
         self._last_step: dict[str, tuple[int, float]] = {}
-        _live.add(self)
-        _flush_after_each_cell()
+        flush_after_each_cell(self)
 
     # -- feeding ----------------------------------------------------------------------------------
 
@@ -486,9 +485,10 @@ class _Tee:
 _hook_registered = False
 
 
-def _flush_after_each_cell() -> None:
-    """Registers (once) an IPython hook that flushes every dashboard with unsent points when a cell ends."""
+def flush_after_each_cell(view) -> None:
+    """Has `view` (a live view with `_dirty` and `flush()`) flushed when a cell ends while it holds unsent points."""
     global _hook_registered
+    _live.add(view)
     if _hook_registered:
         return
     try:
@@ -502,6 +502,6 @@ def _flush_after_each_cell() -> None:
 
 
 def _flush_dirty(*_result) -> None:
-    for dashboard in list(_live):
-        if dashboard._dirty:
-            dashboard.flush()
+    for view in list(_live):
+        if view._dirty:
+            view.flush()

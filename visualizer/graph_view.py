@@ -22,7 +22,7 @@ from __future__ import annotations
 import html
 import pathlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import anywidget
@@ -31,7 +31,7 @@ import traitlets
 
 from tfnb.client.fetches import flatten
 from tfnb.client.session import Session
-from tfnb.framework.device_spec import short_device
+from tfnb.framework.device_spec import DeviceSpec, short_device
 from tfnb.framework.dtypes import DType
 from tfnb.framework.graph import Graph, get_default_graph
 from tfnb.framework.operation import Operation, is_loop_back_edge
@@ -49,6 +49,7 @@ _STATIC = pathlib.Path(__file__).parent / "static"
 DEVICE_COLOURS = ("#8dd3c7", "#fdb462", "#bebada", "#fb8072", "#80b1d3", "#b3de69", "#fccde5", "#ffffb3",
                   "#bc80bd", "#ccebc5")
 NO_DEVICE_COLOUR = "#eeeeee"
+COLOUR_BY = ("auto", "device", "task")
 MIXED_COLOUR = "#ffffff"
 FADED = {"opacity": "0.25"}
 SEARCH_HIT = {"stroke": "#e6194b", "stroke-width": "3"}
@@ -197,7 +198,8 @@ class GraphView(anywidget.AnyWidget):
 
     `source` is a Graph, a Session (the ops its latest run compiled, with assigned devices), a Plan,
     or fetches (tensors, ops or names: the ops they need). Nodes are coloured by the device the plan
-    shown assigned them (a Session or a Plan) or else by the device requested for them. Unlike
+    shown assigned them (a Session or a Plan) or else by the device requested for them; by its task
+    instead (`colour_by="task"`, the default when the ops span several tasks of a cluster). Unlike
     TensorBoard, layout is done in Python (Graphviz's dot), and the widget only shows and restyles the SVG.
     """
 
@@ -216,7 +218,7 @@ class GraphView(anywidget.AnyWidget):
     legend = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, source, *, collapse_above: int = 60, series_min: int = 3, rankdir: str = "TB",
-                 **kwargs) -> None:
+                 colour_by: str = "auto", **kwargs) -> None:
         self._ready = False
         super().__init__(**kwargs)
         self._source = _source_of(source)
@@ -225,6 +227,8 @@ class GraphView(anywidget.AnyWidget):
         self._overlays: dict[str, Overlay] = {}
         self._rankdir = rankdir
         self._units: dict[str, list[Operation]] = {}
+        self._key = colour_key(colour_by, map(self.device_of, self._source.ops))
+        self.colour_by = "task" if self._key is task_key else "device"
         self._colours = self._device_colours()
         self._hits: list[Operation] = []
         self._focus_count = 0
@@ -493,37 +497,40 @@ class GraphView(anywidget.AnyWidget):
         return pieces
 
     def _device_colours(self) -> dict[str, str]:
-        devices = sorted({_device_key(self.device_of(op)) for op in self._source.ops} - {""})
-        return {device: DEVICE_COLOURS[i % len(DEVICE_COLOURS)] for i, device in enumerate(devices)}
+        keys = sorted({self._key(self.device_of(op)) for op in self._source.ops} - {""})
+        return {key: DEVICE_COLOURS[i % len(DEVICE_COLOURS)] for i, key in enumerate(keys)}
+
+    def _colour_of(self, device: str) -> str:
+        return self._colours.get(self._key(device), NO_DEVICE_COLOUR)
 
     def _fill(self, ops: list[Operation]) -> str:
-        devices = {_device_key(self.device_of(op)) for op in ops}
-        if len(devices) > 1:
+        keys = {self._key(self.device_of(op)) for op in ops}
+        if len(keys) > 1:
             return MIXED_COLOUR
-        return self._colours.get(devices.pop(), NO_DEVICE_COLOUR)
+        return self._colours.get(keys.pop(), NO_DEVICE_COLOUR)
 
     def _device_legend(self) -> str:
-        """One entry per colour the visible nodes have, named as their cards name devices."""
+        """One entry per colour the visible nodes have, named as their cards name devices (or tasks)."""
         fills = {self._fill(ops) for ops in self._units.values()}
-        entries = [(device, device, colour) for device, colour in self._colours.items() if colour in fills]
+        entries = [(key, key, colour) for key, colour in self._colours.items() if colour in fills]
         if NO_DEVICE_COLOUR in fills:
             entries.append((self._no_device_text(), "", NO_DEVICE_COLOUR))
         if MIXED_COLOUR in fills:
-            entries.append(("several", "a collapsed group whose ops are on several devices", MIXED_COLOUR))
+            entries.append(("several", f"a collapsed group whose ops are on several {self.colour_by}s", MIXED_COLOUR))
         items = "".join(f'<span class="tfnb-legend-item" title="{html.escape(full)}">{_swatch(colour)}'
                         f'{html.escape(label)}</span>' for label, full, colour in entries)
-        return f'<div class="tfnb-legend-devices">{self._device_kind()}: {items}</div>'
+        return f'<div class="tfnb-legend-devices">{self._device_kind(self.colour_by)}: {items}</div>'
 
-    def _device_kind(self) -> str:
-        return "assigned device" if self._source.placement else "requested device"
+    def _device_kind(self, what: str = "device") -> str:
+        return f"assigned {what}" if self._source.placement else f"requested {what}"
 
     def _no_device_text(self) -> str:
-        return "not in the plan" if self._source.placement else "no device requested"
+        return "not in the plan" if self._source.placement else f"no {self.colour_by} requested"
 
     def _device_text(self, op: Operation) -> str:
         """An op's device as the legend names it, after a swatch of its colour."""
-        device = _device_key(self.device_of(op))
-        return f"{_swatch(self._colours.get(device, NO_DEVICE_COLOUR))}{html.escape(device or self._no_device_text())}"
+        device = self.device_of(op)
+        return f"{_swatch(self._colour_of(device))}{html.escape(_device_key(device) or self._no_device_text())}"
 
     # -- the card ---------------------------------------------------------------------------------
 
@@ -538,8 +545,9 @@ class GraphView(anywidget.AnyWidget):
 
     def _group_card(self, group: str, ops: list[Operation]) -> str:
         types = ", ".join(f"{t} ×{n}" for t, n in Counter(op.type for op in ops).most_common(8))
+        named = {_device_key(self.device_of(op)): self.device_of(op) for op in ops}
         devices = Counter(_device_key(self.device_of(op)) for op in ops).most_common()
-        device_html = ", ".join(f"{_swatch(self._colours.get(d, NO_DEVICE_COLOUR))}"
+        device_html = ", ".join(f"{_swatch(self._colour_of(named[d]))}"
                                 f"{html.escape(d or self._no_device_text())} ×{n}" for d, n in devices)
         rows = [("ops", html.escape(str(len(ops)))), ("types", html.escape(types)), (self._device_kind(), device_html)]
         overlays = "".join(o.card(ops) for o in self._overlays.values())
@@ -566,6 +574,25 @@ def _device_key(device: str) -> str:
     return short_device(device) if device else ""
 
 
+def task_key(device: str) -> str:
+    """The name legends give a device's task: 'worker:1' for '/job:worker/replica:0/task:1/device:CPU:0'
+    ('worker:*' when no task is named; '' when no job is)."""
+    spec = DeviceSpec.from_string(device)
+    if spec.job is None:
+        return ""
+    return f"{spec.job}:{'*' if spec.task is None else spec.task}"
+
+
+def colour_key(colour_by: str, devices: Iterable[str]) -> Callable[[str], str]:
+    """What a view colours `devices` by: their task (`task_key`) when `colour_by` is "task", or is "auto" and they
+    span several tasks; else the device itself."""
+    if colour_by not in COLOUR_BY:
+        raise ValueError(f"colour_by must be one of {', '.join(COLOUR_BY)}, not {colour_by!r}")
+    if colour_by == "task" or (colour_by == "auto" and len({task_key(d) for d in devices} - {""}) > 1):
+        return task_key
+    return _device_key
+
+
 def _swatch(colour: str) -> str:
     return f'<span class="tfnb-swatch" style="background:{colour}"></span>'
 
@@ -579,7 +606,8 @@ def _edge_label(tensors: dict[Tensor, None], source: str, target: str) -> str:
 def _card(title: str, kind: str, rows: list[tuple[str, str]]) -> str:
     """A card's HTML; the row values are HTML already."""
     body = "".join(f"<tr><th>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in rows)
-    return f'<div class="tfnb-card-title"><b>{html.escape(title)}</b> <i>{html.escape(kind)}</i></div><table>{body}</table>'
+    return (f'<div class="tfnb-card-title"><b>{html.escape(title)}</b> <i>{html.escape(kind)}</i></div>'
+            f"<table>{body}</table>")
 
 
 def _tensor_list(tensors) -> str:

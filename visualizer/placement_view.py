@@ -1,12 +1,13 @@
 """PlacementView: where a plan's ops run and why, the transfers between devices, and what a move would cost.
 
 The plan is drawn as its partitions: one box per device holding the nodes that run there, ops in the
-colour of their device and each Send/Recv pair a small pair of nodes across the boxes (2015 paper,
-section 3.2.2). A table counts each device's ops with the cost model's estimated compute time beside
-the time a traced run measured. Pick a node to see every device the placer weighed for it, its
-estimated finish time there, and the constraint or colocation that decided; pick a device and press
-"move" to see the step time the placer's simulation gives with the node there instead. Beyond what
-TensorBoard shows: its graph view colours by device, but never says why.
+colour of their device (of their task, when the plan spans several tasks of a cluster) and each
+Send/Recv pair a small pair of nodes across the boxes (2015 paper, section 3.2.2). A table counts each
+device's ops with the cost model's estimated compute time beside the time a traced run measured. Pick a
+node to see every device the placer weighed for it, its estimated finish time there, and the constraint
+or colocation that decided; pick a device and press "move" to see the step time the placer's simulation
+gives with the node there instead. Beyond what TensorBoard shows: its graph view colours by device, but
+never says why.
 
 MemoryView draws, for a traced step, the bytes alive on each device after each node ran: where
 intermediates are freed, and where a Recv brought in a value (RunMetadata.memory).
@@ -30,7 +31,7 @@ from tfnb.runtime.tracing import RunMetadata
 
 from .dashboard import load_bokehjs
 from .dot import layout_svg
-from .graph_view import DEVICE_COLOURS
+from .graph_view import DEVICE_COLOURS, colour_key
 
 TRANSFER_COLOUR = "#ffffff"
 
@@ -38,12 +39,16 @@ TRANSFER_COLOUR = "#ffffff"
 class PlacementView(ipywidgets.VBox):
     """A plan's partitions drawn per device, a per-device table, a node's placement reasons, and "move" to try
     another device. `plan` comes from `Session.plan(...)`; `run_metadata`, from a traced run of it, adds the
-    measured times."""
+    measured times. `colour_by` is "device", "task", or "auto" (by task when the plan spans several tasks)."""
 
-    def __init__(self, plan: Plan, run_metadata: RunMetadata | None = None, **kwargs) -> None:
+    def __init__(self, plan: Plan, run_metadata: RunMetadata | None = None, colour_by: str = "auto",
+                 **kwargs) -> None:
         self.plan = plan
         self.run_metadata = run_metadata
-        self.colours = {device: DEVICE_COLOURS[i % len(DEVICE_COLOURS)] for i, device in enumerate(plan.partitions)}
+        key = colour_key(colour_by, plan.partitions)
+        keys = list(dict.fromkeys(sorted(map(key, plan.partitions))))
+        self.colours = {device: DEVICE_COLOURS[keys.index(key(device)) % len(DEVICE_COLOURS)]
+                        for device in plan.partitions}
         self.moved: dict = {}
         self.drawing = ipywidgets.HTML(layout_svg(self.dot()))
         self.table = ipywidgets.HTML(self.table_html())
@@ -166,7 +171,9 @@ def _label(node: Node) -> str:
 
 
 def _bytes_label(recv: Node) -> str:
-    dims = recv.tensor.shape.as_tuple() if recv.tensor is not None else ()
+    if recv.tensor is None:   # a control edge's signal carries no value
+        return ""
+    dims = recv.tensor.shape.as_tuple()
     if dims is None or None in dims:
         return ""
     size = recv.tensor.dtype.size

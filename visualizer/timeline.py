@@ -1,11 +1,16 @@
 """Timeline: a Gantt chart of a traced run, one lane per device and executor thread (Bokeh, shown by jupyter_bokeh).
 
+In a traced step of a cluster the lanes are named by task and device ('ps:0 CPU:0', 'worker:1 CPU:0'): the
+tasks' traces are on one clock (the master merges them), and lanes are in task order, worker:2 before worker:10.
+
 Bars are coloured by op type (the legend says which) and labelled with their op's name where they
 are wide enough to hold it; a node instance in a loop is labelled with its frame and iteration
 ('add [while:2]'), and one that ran dead is grey. Hover a bar for its op, type, times and shapes.
 """
 
 from __future__ import annotations
+
+import re
 
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool
 from bokeh.palettes import Category20
@@ -64,9 +69,14 @@ def _row(device: str, thread: int, threads: list[int]) -> str:
     return f"{label} · thread {threads.index(thread)}" if len(threads) > 1 else label
 
 
+def natural_order(row: str) -> list:
+    """Names sort with numbers compared as numbers ('worker:2 CPU:0' before 'worker:10 CPU:0')."""
+    return [(0, int(piece), "") if piece.isdigit() else (1, 0, piece) for piece in re.split(r"(\d+)", row)]
+
+
 def timeline_figure(data: dict[str, list]) -> figure:
     """The Gantt chart of `timeline_data`: lanes top to bottom in device order, a legend of op types, hover details."""
-    rows = sorted(set(data["row"]), reverse=True)
+    rows = sorted(set(data["row"]), key=natural_order, reverse=True)
     plot = figure(y_range=FactorRange(*rows), height=max(MIN_HEIGHT_PX, 90 + ROW_HEIGHT_PX * len(rows)),
                   sizing_mode="stretch_width", x_axis_label="µs from the step's start",
                   tools="xpan,xwheel_zoom,box_zoom,reset,save", toolbar_location="above")

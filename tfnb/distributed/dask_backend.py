@@ -31,6 +31,10 @@ from tfnb.distributed.task_runtime import ErrorReport, TaskRuntime, Transport
 PLUGIN_NAME = "tfnb-task-runtime"
 LIVENESS_CHECK_S = 1.0   # while a step runs, how often the master asks the scheduler which workers it still sees
 CALL_TIMEOUT_S = 60.0    # a call that is not a step (describe, extend, register, abort) fails after this
+# Dask retries connecting to an address until the call's timeout, so a call to a worker that just died (while the
+# scheduler still lists it) waits that long: calls that may reach one (asking whether a task is up, telling a
+# task to forget a closed session) give up sooner; a new session asks again, a closing one has nothing to lose.
+QUICK_CALL_TIMEOUT_S = 2.0
 TASK_POLL_S = 0.2        # how often a new session looks again for tasks that no worker hosts yet
 QUIET = logging.WARNING  # Dask's INFO lines (workers joining, plugins starting) are not shown
 
@@ -131,17 +135,17 @@ class DaskCluster:
     def _describe(self, address: str) -> dict | None:
         """A worker's task description, None while its runtime is not set up (a worker that just started)."""
         try:
-            return self.call(address, "tfnb_describe")
+            return self.call(address, "tfnb_describe", quick=True)
         except (TimeoutError, KeyError, OSError, CommClosedError):
             return None
 
-    def call(self, address: str, op: str, **arguments):
-        """Calls handler `op` of the worker at `address` and returns its reply."""
-        return self.client.sync(_call, self.client, address, op, arguments, CALL_TIMEOUT_S)
+    def call(self, address: str, op: str, quick: bool = False, **arguments):
+        """Calls handler `op` of the worker at `address` and returns its reply (`quick`: see QUICK_CALL_TIMEOUT_S)."""
+        return self.client.sync(_call, self.client, address, op, arguments, _timeout(quick))
 
-    def call_all(self, calls: dict[str, tuple[str, str, dict]]) -> dict[str, object]:
+    def call_all(self, calls: dict[str, tuple[str, str, dict]], quick: bool = False) -> dict[str, object]:
         """Several calls at once: name -> (address, op, arguments); name -> reply, or the exception raised."""
-        return self.client.sync(_call_all, self.client, calls)
+        return self.client.sync(_call_all, self.client, calls, _timeout(quick))
 
     def run_step(self, requests: dict[str, tuple[str, dict]], step_id: str) -> dict[str, dict]:
         """Runs a step's partitions: task -> (address, request); task -> reply ({"values"} or {"error"}).
@@ -179,6 +183,10 @@ class DaskCluster:
         self.client.close()
 
 
+def _timeout(quick: bool) -> float:
+    return QUICK_CALL_TIMEOUT_S if quick else CALL_TIMEOUT_S
+
+
 def _tasks_of(workers: dict) -> dict[str, str]:
     found = {}
     for address, info in workers.items():
@@ -200,9 +208,9 @@ def _serializable(arguments: dict) -> dict:
             for name, value in arguments.items()}
 
 
-async def _call_all(client: Client, calls: dict[str, tuple[str, str, dict]]) -> dict[str, object]:
+async def _call_all(client: Client, calls: dict[str, tuple[str, str, dict]], timeout_s: float) -> dict[str, object]:
     names = list(calls)
-    replies = await asyncio.gather(*(_call(client, *calls[name], CALL_TIMEOUT_S) for name in names),
+    replies = await asyncio.gather(*(_call(client, *calls[name], timeout_s) for name in names),
                                    return_exceptions=True)
     return dict(zip(names, replies))
 

@@ -95,7 +95,8 @@ class Master:
         self.cluster.cancel_steps(self.step_id(""))
         live = self.cluster.tasks()   # a task that was lost or restarted since has nothing of this session
         self.cluster.call_all({task: (address, "tfnb_forget", {"master": self.id})
-                               for task, address in self.addresses.items() if live.get(task) == address})
+                               for task, address in self.addresses.items() if live.get(task) == address},
+                              quick=True)   # one that just died may still be listed: not waited for
 
 
 def inputs_home(device: str) -> str:

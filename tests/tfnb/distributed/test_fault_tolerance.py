@@ -1,5 +1,5 @@
 """Fault tolerance (OSDI paper, section 4.3): a lost task fails the step with UnavailableError naming it, its
-nanny starts it again, and MonitoredTrainingSession goes on from the latest checkpoint.
+nanny starts it again, and MonitoredTrainingSession goes on from the latest checkpoint, within seconds of each kill.
 
 Each test starts its own cluster, whose tasks it kills; the one that waits for Dask's heartbeats takes seconds and
 runs when TFNB_TEST_SLOW=1 (`make test` sets it).
@@ -7,6 +7,7 @@ runs when TFNB_TEST_SLOW=1 (`make test` sets it).
 
 import os
 import signal
+import time
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import pytest
 import tfnb as tf
 
 PS0 = "/job:ps/replica:0/task:0"
+WORKER0 = "/job:worker/replica:0/task:0"
 WORKER_TTL_S = 2   # Dask counts a task lost after this long without a heartbeat (at least 10 heartbeats: ~5 s)
 
 
@@ -37,6 +39,21 @@ def two_task_step():
     return w, total
 
 
+def linear_regression(spec):
+    """A model to train on `spec`'s cluster: its input, global step, loss and train op."""
+    with tf.device(tf.train.replica_device_setter(cluster=spec)):
+        x = tf.placeholder(tf.float32, [None, 2])
+        w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - tf.matmul(x, [[2.0], [-1.0]])))
+        step = tf.train.get_or_create_global_step()
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    return x, w, step, loss, train
+
+
+def checkpoint_step(path: str | None) -> int:
+    return int(path.rpartition("-")[2]) if path else 0
+
+
 def test_a_killed_task_fails_the_step_with_unavailable_naming_it(cluster):
     w, total = two_task_step()
     with tf.Session(cluster.target) as sess:
@@ -48,6 +65,26 @@ def test_a_killed_task_fails_the_step_with_unavailable_naming_it(cluster):
     with tf.Session(cluster.target) as sess:   # waits for the nanny to start the task again: its state is gone
         with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value w"):
             sess.run(total)
+
+
+def test_a_task_that_just_died_but_is_still_listed_costs_seconds_not_a_timeout(cluster, monkeypatch):
+    from tfnb.distributed.dask_backend import DaskCluster
+    w, total = two_task_step()
+    sess = tf.Session(cluster.target)
+    sess.run(w.initializer)
+    listed = cluster.cluster.tasks()
+    kill(cluster, PS0)
+    with pytest.raises(tf.errors.UnavailableError):
+        sess.run(total)
+    stale = [listed] * 3   # the scheduler has not heard of the death yet: closing and the next session's first look
+    monkeypatch.setattr(DaskCluster, "tasks", lambda self, tasks=DaskCluster.tasks: stale.pop() if stale else
+                        tasks(self))
+    started = time.monotonic()
+    sess.close()                                     # tells the tasks to forget it, the dead one included
+    with tf.Session(cluster.target) as again:        # finds the dead address, then the restarted task
+        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value w"):
+            again.run(total)
+    assert not stale and time.monotonic() - started < 10
 
 
 @pytest.mark.slow
@@ -79,12 +116,7 @@ def test_training_goes_on_from_the_latest_checkpoint_after_a_task_is_killed(clus
                 self.killed = True
                 kill(cluster, PS0)
 
-    with tf.device(tf.train.replica_device_setter(cluster=cluster.cluster_spec)):
-        x = tf.placeholder(tf.float32, [None, 2])
-        w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
-        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - tf.matmul(x, [[2.0], [-1.0]])))
-        step = tf.train.get_or_create_global_step()
-        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    x, w, step, loss, train = linear_regression(cluster.cluster_spec)
     killer = KillThePsAt()
     hooks = [killer, tf.train.StopAtStepHook(last_step=last_step)]
     features = np.random.RandomState(0).randn(16, 2).astype(np.float32)
@@ -100,3 +132,59 @@ def test_training_goes_on_from_the_latest_checkpoint_after_a_task_is_killed(clus
     for path in state.all_model_checkpoint_paths:   # every checkpoint kept is whole and readable
         assert tf.train.load_variable(path, "w").shape == (2, 1)
     assert np.abs(tf.train.load_variable(state.model_checkpoint_path, "w").ravel() - [2, -1]).max() < 0.2
+
+
+@pytest.mark.slow
+def test_training_survives_five_killed_workers_each_recovered_within_seconds(cluster, tmp_path):
+    kills, kill_every, last_step, bound_s = 5, 6, 40, 10.0
+
+    class KillTheWorker(tf.train.SessionRunHook):
+        """Kills the worker task's process with SIGKILL every `kill_every` steps, `kills` times; notes the latest
+        checkpoint at each kill, the step and variables each new session began with beside the latest checkpoint's,
+        and the seconds from each kill to the next step completed."""
+
+        def __init__(self):
+            self.killed_at, self.latest_at_kill, self.recovery_s = [], [], []
+            self.restored_at, self.latest_at_restore, self.restored_w, self.checkpoint_w = [], [], [], []
+            self.next_kill, self.pending = kill_every, None
+
+        def after_create_session(self, session, coord):   # runs before the saver hook writes its first checkpoint
+            latest = tf.train.latest_checkpoint(str(tmp_path))
+            self.latest_at_restore.append(checkpoint_step(latest))
+            self.checkpoint_w.append(tf.train.load_variable(latest, "w") if latest else np.zeros((2, 1)))
+            self.restored_at.append(int(session.run(step)))
+            self.restored_w.append(session.run(w))
+
+        def after_run(self, run_context, run_values):
+            if self.pending is not None:
+                self.recovery_s.append(time.monotonic() - self.pending)
+                self.pending = None
+            now = int(run_context.session.run(step))
+            if len(self.killed_at) < kills and now >= self.next_kill:
+                self.latest_at_kill.append(checkpoint_step(tf.train.latest_checkpoint(str(tmp_path))))
+                self.killed_at.append(now)
+                kill(cluster, WORKER0)
+                self.pending, self.next_kill = time.monotonic(), now + kill_every
+
+    x, w, step, loss, train = linear_regression(cluster.cluster_spec)
+    killer = KillTheWorker()
+    hooks = [killer, tf.train.StopAtStepHook(last_step=last_step)]
+    features = np.random.RandomState(0).randn(16, 2).astype(np.float32)
+    with tf.train.MonitoredTrainingSession(cluster.target, checkpoint_dir=str(tmp_path), save_checkpoint_steps=4,
+                                           hooks=hooks) as sess:
+        while not sess.should_stop():
+            sess.run(train, {x: features})
+        final_step, final_loss = sess.run([step, loss], {x: features})
+    assert len(killer.killed_at) == kills and len(killer.recovery_s) == kills
+    assert max(killer.recovery_s) < bound_s, killer.recovery_s
+    # each new session began at the latest checkpoint, with its variables; none written before a kill was lost
+    assert len(killer.restored_at) == kills + 1 and killer.restored_at == killer.latest_at_restore
+    assert all(0 < at_kill <= restored for at_kill, restored in zip(killer.latest_at_kill, killer.restored_at[1:]))
+    for restored, saved in zip(killer.restored_w, killer.checkpoint_w):
+        np.testing.assert_array_equal(restored, saved)
+    assert final_step == last_step and final_loss < 0.05
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert state.model_checkpoint_path.endswith(f"model.ckpt-{last_step}")
+    for path in state.all_model_checkpoint_paths:   # every checkpoint kept is whole: its step is the one it names
+        assert tf.train.load_variable(path, "global_step") == checkpoint_step(path)
+        assert tf.train.load_variable(path, "w").shape == (2, 1)
