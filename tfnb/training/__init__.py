@@ -4,7 +4,13 @@ from tfnb.ops import training_ops  # noqa: F401  (registers the update ops)
 from tfnb.training.adadelta import AdadeltaOptimizer
 from tfnb.training.adagrad import AdagradOptimizer
 from tfnb.training.adam import AdamOptimizer
-from tfnb.training.basic_session_run_hooks import CheckpointSaverHook, SecondOrStepTimer, StopAtStepHook
+from tfnb.training.basic_session_run_hooks import (
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+    KeepBestCheckpointListener,
+    SecondOrStepTimer,
+    StopAtStepHook,
+)
 from tfnb.training.device_setter import replica_device_setter
 from tfnb.training.gradient_descent import GradientDescentOptimizer
 from tfnb.training.learning_rate_decay import (
@@ -41,5 +47,6 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "Adagra
            "polynomial_decay", "global_step", "get_global_step", "create_global_step", "get_or_create_global_step",
            "assert_global_step", "ExponentialMovingAverage", "replica_device_setter", "SyncReplicasOptimizer",
            "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues", "StopAtStepHook",
-           "CheckpointSaverHook", "SecondOrStepTimer", "SessionManager", "Scaffold", "SessionCreator",
-           "ChiefSessionCreator", "WorkerSessionCreator", "MonitoredSession", "MonitoredTrainingSession"]
+           "CheckpointSaverHook", "CheckpointSaverListener", "KeepBestCheckpointListener", "SecondOrStepTimer",
+           "SessionManager", "Scaffold", "SessionCreator", "ChiefSessionCreator", "WorkerSessionCreator",
+           "MonitoredSession", "MonitoredTrainingSession"]

@@ -1,4 +1,5 @@
-"""The hooks a training loop usually needs: stop at a step, save checkpoints every so many steps or seconds."""
+"""The hooks a training loop usually needs: stop at a step, save checkpoints every so many steps or seconds, with
+listeners that act around each save (keeping the best checkpoint by a metric is one)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from tfnb.io.checkpoints import Saver
 from tfnb.training.session_run_hook import SessionRunArgs, SessionRunHook
 from tfnb.training.training_util import get_global_step
 
-__all__ = ["CheckpointSaverHook", "SecondOrStepTimer", "StopAtStepHook"]
+__all__ = ["CheckpointSaverHook", "CheckpointSaverListener", "KeepBestCheckpointListener", "SecondOrStepTimer",
+           "StopAtStepHook"]
 
 
 class SecondOrStepTimer:
@@ -77,25 +79,71 @@ class StopAtStepHook(SessionRunHook):
             run_context.request_stop()
 
 
+class CheckpointSaverListener:
+    """Acts around the saves of a CheckpointSaverHook, as in TF: `after_save` returning True asks the loop to stop."""
+
+    def begin(self) -> None:
+        """Called once, before the graph is finalized (a listener may add ops here)."""
+
+    def before_save(self, session, global_step_value: int) -> None:
+        """Called before each save."""
+
+    def after_save(self, session, global_step_value: int) -> bool | None:
+        """Called after each save; True requests a stop."""
+
+    def end(self, session, global_step_value: int) -> None:
+        """Called once, after the last save."""
+
+
+class KeepBestCheckpointListener(CheckpointSaverListener):
+    """Keeps, in `best_dir`, a checkpoint of the variables at the save with the best value of `metric` so far.
+
+    `metric` is a scalar tensor (run in the training session at each save) or a function of the session;
+    `mode` is "min" (a loss) or "max" (an accuracy). The best checkpoint is saved again by a Saver of its own
+    (`max_to_keep=1`), so `tf.train.latest_checkpoint(best_dir)` names it and `best_value`/`best_step` say
+    which it is. A tfnb addition: TF1 programs write such a listener themselves.
+    """
+
+    def __init__(self, metric, best_dir: str, mode: str = "min", feed_dict=None) -> None:
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
+        self._metric, self._feed_dict = metric, feed_dict
+        self._path = os.path.join(best_dir, "best.ckpt")
+        self._better = (lambda new, old: new < old) if mode == "min" else (lambda new, old: new > old)
+        self._saver: Saver | None = None
+        self.best_value: float | None = None
+        self.best_step: int | None = None
+
+    def begin(self) -> None:
+        self._saver = Saver(max_to_keep=1)
+
+    def after_save(self, session, global_step_value: int) -> None:
+        value = float(self._metric(session) if callable(self._metric) else session.run(self._metric, self._feed_dict))
+        if self.best_value is None or self._better(value, self.best_value):
+            self.best_value, self.best_step = value, global_step_value
+            self._saver.save(session, self._path, global_step=global_step_value, latest_filename="checkpoint")
+
+
 class CheckpointSaverHook(SessionRunHook):
     """Saves a checkpoint (`<checkpoint_dir>/model.ckpt-<global step>`) when the session is made, every
-    `save_steps` steps or `save_secs` seconds, and at the end. tfnb differs from TF: `listeners` are not supported."""
+    `save_steps` steps or `save_secs` seconds, and at the end, telling its `listeners` (CheckpointSaverListener)."""
 
     def __init__(self, checkpoint_dir: str, save_secs: float | None = None, save_steps: int | None = None,
                  saver: Saver | None = None, checkpoint_basename: str = "model.ckpt", scaffold=None,
                  listeners=None) -> None:
         if saver is not None and scaffold is not None:
             raise ValueError("You cannot provide both saver and scaffold.")
-        if listeners:
-            raise NotImplementedError("tfnb's CheckpointSaverHook takes no listeners")
         self._saver, self._scaffold = saver, scaffold
         self._save_path = os.path.join(checkpoint_dir, checkpoint_basename)
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+        self._listeners: list[CheckpointSaverListener] = list(listeners or [])
 
     def begin(self) -> None:
         self._global_step = _global_step_read()
         if self._global_step is None:
             raise RuntimeError("Global step should be created to use CheckpointSaverHook.")
+        for listener in self._listeners:
+            listener.begin()
 
     def after_create_session(self, session, coord) -> None:
         step = int(session.run(self._global_step))
@@ -110,15 +158,22 @@ class CheckpointSaverHook(SessionRunHook):
             step = int(run_context.session.run(self._global_step))
             if self._timer.should_trigger_for_step(step):
                 self._timer.update_last_triggered_step(step)
-                self._save(run_context.session, step)
+                if self._save(run_context.session, step):
+                    run_context.request_stop()
 
     def end(self, session) -> None:
         step = int(session.run(self._global_step))
         if step != self._timer.last_triggered_step():
             self._save(session, step)
+        for listener in self._listeners:
+            listener.end(session, step)
 
-    def _save(self, session, step: int) -> None:
+    def _save(self, session, step: int) -> bool:
+        """Saves at `step` between the listeners' before_save and after_save; whether one of them asked to stop."""
+        for listener in self._listeners:
+            listener.before_save(session, step)
         self._get_saver().save(session, self._save_path, global_step=step)
+        return any([bool(listener.after_save(session, step)) for listener in self._listeners])
 
     def _get_saver(self) -> Saver:
         if self._saver is not None:

@@ -16,7 +16,8 @@ def counting_model():
 
 
 def checkpoint_steps(directory: str) -> list[int]:
-    return sorted(int(name.split("-")[1].split(".")[0]) for name in os.listdir(directory) if name.endswith(".index.json"))
+    return sorted(int(name.split("-")[1].split(".")[0]) for name in os.listdir(directory)
+                  if name.endswith(".index.json"))
 
 
 def test_stop_at_step_ends_the_loop_at_the_last_step():
@@ -112,3 +113,54 @@ def test_hooks_need_a_global_step():
     tf.Variable(1.0)
     with pytest.raises(RuntimeError, match="Global step should be created"):
         tf.train.MonitoredTrainingSession(hooks=[tf.train.StopAtStepHook(last_step=1)])
+
+
+def test_listeners_hear_each_save_and_can_stop_the_loop(tmp_path):
+    step, _, train = counting_model()
+
+    class Recorder(tf.train.CheckpointSaverListener):
+        def __init__(self):
+            self.calls = []
+
+        def begin(self):
+            self.calls.append("begin")
+
+        def before_save(self, session, global_step_value):
+            self.calls.append(("before", global_step_value))
+
+        def after_save(self, session, global_step_value):
+            self.calls.append(("after", global_step_value))
+            return global_step_value >= 6   # asks the loop to stop
+
+        def end(self, session, global_step_value):
+            self.calls.append(("end", global_step_value))
+
+    recorder = Recorder()
+    hook = tf.train.CheckpointSaverHook(str(tmp_path), save_steps=3, listeners=[recorder])
+    with tf.train.MonitoredTrainingSession(hooks=[hook], save_checkpoint_secs=None) as sess:
+        while not sess.should_stop():
+            sess.run(train)
+        final = sess.run(step)
+    assert final == 6
+    assert recorder.calls == ["begin", ("before", 0), ("after", 0), ("before", 3), ("after", 3),
+                              ("before", 6), ("after", 6), ("end", 6)]
+
+
+def test_the_best_checkpoint_by_a_metric_is_kept_apart_from_the_latest(tmp_path):
+    step = tf.train.get_or_create_global_step()
+    w = tf.Variable(0.0, name="w")
+    loss = tf.square(w - 3.0)                       # w counts 0, 1, 2, ...: best at w == 3
+    train = tf.group(w.assign_add(1.0), step.assign_add(1))
+    best = tf.train.KeepBestCheckpointListener(loss, str(tmp_path / "best"), mode="min")
+    hook = tf.train.CheckpointSaverHook(str(tmp_path), save_steps=1, listeners=[best])
+    with tf.train.MonitoredTrainingSession(hooks=[hook, tf.train.StopAtStepHook(last_step=8)],
+                                           save_checkpoint_secs=None) as sess:
+        while not sess.should_stop():
+            sess.run(train)
+    assert (best.best_step, best.best_value) == (3, 0.0)
+    kept = tf.train.latest_checkpoint(str(tmp_path / "best"))
+    assert kept.endswith("best.ckpt-3") and tf.train.load_variable(kept, "w") == 3.0
+    assert tf.train.load_variable(tf.train.latest_checkpoint(str(tmp_path)), "w") == 8.0
+    assert len([name for name in os.listdir(tmp_path / "best") if name.endswith(".index.json")]) == 1
+    with pytest.raises(ValueError, match="mode must be"):
+        tf.train.KeepBestCheckpointListener(loss, str(tmp_path), mode="lowest")
