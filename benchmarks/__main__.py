@@ -3,6 +3,7 @@
 from benchmarks import (
     bench_cnn,
     bench_concurrent_steps,
+    bench_convnets,
     bench_dashboard,
     bench_devices,
     bench_distributed,
@@ -23,6 +24,7 @@ def main() -> None:
     bench_concurrent_steps.main()
     bench_devices.main()
     bench_distributed.main()
+    bench_convnets.main([])  # the paper's Table 1 at a small batch (BATCH)
 
 
 if __name__ == "__main__":

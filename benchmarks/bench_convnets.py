@@ -4,10 +4,12 @@ Each model (benchmarks/convnets.py) takes float32 SGD steps on synthetic images 
 size, in tfnb, in TF1 (tf.compat.v1) and in PyTorch eager, from the same weights and data; each framework
 runs in a process of its own, the processes taking turns (benchmarks/isolated.py). The paper measured
 batches of 128 on one GPU; a CPU of a few cores takes seconds per image, so the batch here is small
-(BATCH, or --batch). Printed: ms per step in the paper's format with the paper's 2016 rows beside it,
-the ratios to TF1 and how noisy the rounds were, each process's resident memory, and first-step losses.
+(BATCH, or --batch). Printed: ms per step (medians over the rounds) in the paper's format with the paper's
+2016 rows beside it, tfnb's ratios to TF1 and PyTorch, how noisy the rounds were, each process's peak resident
+memory per model, and first-step losses (equal when the frameworks compute the same step).
 
-    python -m benchmarks.bench_convnets [--batch 4] [--rounds 7] [--models AlexNet,GoogLeNet] [--save run.json]
+    python -m benchmarks.bench_convnets [--batch 4] [--rounds 7] [--models AlexNet,GoogLeNet] [--image-size 96]
+                                        [--save run.json | --load run.json]
 """
 
 from __future__ import annotations
@@ -111,22 +113,22 @@ def torch_step(model: Model, batch: int, image_size: int | None = None):
     return step
 
 
-def tfnb_contender(model_name: str, batch: str):
-    """One tfnb training step (a factory for benchmarks.isolated)."""
-    return graph_step(tfnb, MODELS[model_name], int(batch))
+def tfnb_contender(model_name: str, batch: str, image_size: str = ""):
+    """One tfnb training step (a factory for benchmarks.isolated; `image_size` "" is the published one)."""
+    return graph_step(tfnb, MODELS[model_name], int(batch), int(image_size or 0))
 
 
-def tf1_contender(model_name: str, batch: str):
+def tf1_contender(model_name: str, batch: str, image_size: str = ""):
     """One TF1 training step, or None without TensorFlow."""
     tf1 = optional_tensorflow()
-    return None if tf1 is None else graph_step(tf1, MODELS[model_name], int(batch))
+    return None if tf1 is None else graph_step(tf1, MODELS[model_name], int(batch), int(image_size or 0))
 
 
-def torch_contender(model_name: str, batch: str):
+def torch_contender(model_name: str, batch: str, image_size: str = ""):
     """One PyTorch eager training step, or None without PyTorch."""
     if importlib.util.find_spec("torch") is None:
         return None
-    return torch_step(MODELS[model_name], int(batch))
+    return torch_step(MODELS[model_name], int(batch), int(image_size or 0))
 
 
 @dataclass
@@ -141,64 +143,80 @@ class Result:
     loss: float
 
 
-def measure(model_name: str, batch: int, rounds: int) -> dict[str, Result]:
-    """Each framework's step of one model, timed in its own process, the processes taking turns."""
-    factories = {name: f"benchmarks.bench_convnets:{function}:{model_name}:{batch}"
+def measure(model_name: str, batch: int, rounds: int, image_size: int | None = None) -> dict[str, Result]:
+    """Each installed framework's step of one model, timed in its own process, the processes taking turns."""
+    factories = {name: f"benchmarks.bench_convnets:{function}:{model_name}:{batch}:{image_size or ''}"
                  for name, function in FRAMEWORKS.items()}
     runs = isolated_runs(factories, rounds=rounds, number=1, pause=0.5)
     return {name: Result(run.median * 1e3, run.spread, run.built_bytes / 2**20, run.peak_bytes / 2**20,
                          run.first_value) for name, run in runs.items()}
 
 
-def measure_all(models: list[str], batch: int, rounds: int) -> dict:
-    """Every model's results, with the run's settings and the machine's load around it (what `--save` writes)."""
+def measure_all(models: list[str], batch: int, rounds: int, image_size: int | None = None) -> dict:
+    """Every model's results, with the run's settings and the machine's load around it (what `--save` writes).
+
+    `image_size` None times each model at its published size."""
     load_before = os.getloadavg()[0]
-    results = {name: {framework: asdict(result) for framework, result in measure(name, batch, rounds).items()}
+    results = {name: {framework: asdict(result)
+                      for framework, result in measure(name, batch, rounds, image_size).items()}
                for name in models}
     return {"batch": batch, "rounds": rounds, "cores": os.cpu_count(),
-            "image_sizes": {name: MODELS[name].image_size for name in models},
+            "image_sizes": {name: image_size or MODELS[name].image_size for name in models},
             "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)], "results": results}
 
 
-def print_table(run: dict) -> None:
-    """ms per step in the paper's format: this run's rows, then the paper's 2016 GPU rows for context."""
+def table_lines(run: dict) -> list[str]:
+    """Table 1's layout for a run (ms per step, medians over the rounds), tfnb's ratios to TF1 and PyTorch, and
+    the paper's 2016 GPU rows beside it; a framework that did not run shows '-'. Each result needs only its "ms";
+    the rounds' noise is printed when results have their "spread"."""
     results = run["results"]
     names = [n for n in PAPER_MODELS if n in results]
     sizes = ", ".join(f"{n} {run['image_sizes'][n]}x{run['image_sizes'][n]}" for n in names)
-    print(f"Training step, ms (this CPU, {run['cores']} cores, batch {run['batch']}, float32, SGD; images {sizes})")
-    print(f"  {'Library':<22}" + "".join(f"{n:>11}" for n in names))
-    for framework in FRAMEWORKS:
-        print(f"  {framework:<22}" + "".join(f"{_cell(results[n], framework, 'ms'):>11}" for n in names))
-    for framework in ("tfnb", "PyTorch"):
-        ratios = [_ratio(results[n], framework) for n in names]
-        print(f"  {framework + ' / TF1':<22}" + "".join(f"{r:>11}" for r in ratios))
-    print("  [target: tfnb ≤ 1.0x TF1 and below PyTorch on every model]")
-    spreads = [r["spread"] for by_framework in results.values() for r in by_framework.values()]
-    print(f"  noise: rounds' interquartile range {min(spreads):.0%} to {max(spreads):.0%} of their median; "
-          f"load average {run['load_average'][0]} before, {run['load_average'][1]} after, {run['rounds']} rounds")
-    print("Paper, 2016 (one GPU; batch 128, OxfordNet 64), ms")
+    lines = [f"Training step time, ms: this CPU ({run['cores']} cores), batch {run['batch']}, float32, SGD, "
+             f"median of {run['rounds']} rounds; images {sizes}", *_framework_rows(results, names, "ms"),
+             "  [target: tfnb ≤ 1.0x TF1 and below PyTorch on every model]"]
+    spreads = [r["spread"] for by_framework in results.values() for r in by_framework.values() if "spread" in r]
+    if spreads:
+        lines.append(f"  noise: rounds' interquartile range {min(spreads):.0%} to {max(spreads):.0%} of their median; "
+                     f"load average {run['load_average'][0]} before, {run['load_average'][1]} after")
+    lines.append("Paper, 2016: one GPU, batch 128 (OxfordNet 64), ms")
     for library, row in PAPER_MS.items():
-        print(f"  {library:<22}" + "".join(f"{row[PAPER_MODELS.index(n)]:11d}" for n in names))
+        lines.append(f"  {library:<22}" + "".join(f"{row[PAPER_MODELS.index(n)]:11d}" for n in names))
+    lines.append(f"  {'TensorFlow / Torch':<22}" + "".join(
+        f"{PAPER_MS['TensorFlow'][i] / PAPER_MS['Torch'][i]:10.2f}x" for i in map(PAPER_MODELS.index, names)))
+    return lines
+
+
+def memory_lines(run: dict) -> list[str]:
+    """Each framework's process: its peak resident MiB while timed, per model, with tfnb's ratios; and the
+    first-step losses (the same weights and data give the same loss in every framework)."""
+    results = run["results"]
+    names = [n for n in PAPER_MODELS if n in results]
+    lines = [f"Peak resident memory of each framework's process while timed, MiB (batch {run['batch']})",
+             *_framework_rows(results, names, "peak_mib")]
+    lines.append("First-step losses: " + "; ".join(
+        f"{name} " + ", ".join(f"{f} {r['loss']:.4f}" for f, r in results[name].items()) for name in names))
+    return lines
+
+
+def _framework_rows(results: dict, names: list[str], field: str) -> list[str]:
+    """A header of model names, a row of `field` per framework, and tfnb's ratios to TF1 and PyTorch."""
+    rows = [f"  {'Library':<22}" + "".join(f"{n:>11}" for n in names)]
+    rows += [f"  {framework:<22}" + "".join(f"{_cell(results[n], framework, field):>11}" for n in names)
+             for framework in FRAMEWORKS]
+    rows += [f"  {'tfnb / ' + baseline:<22}" + "".join(f"{_ratio(results[n], 'tfnb', baseline, field):>11}"
+                                                      for n in names) for baseline in ("TF1", "PyTorch")]
+    return rows
 
 
 def _cell(by_framework: dict, framework: str, field: str) -> str:
     return f"{by_framework[framework][field]:.0f}" if framework in by_framework else "-"
 
 
-def _ratio(by_framework: dict, framework: str) -> str:
-    if framework not in by_framework or "TF1" not in by_framework:
+def _ratio(by_framework: dict, framework: str, baseline: str, field: str) -> str:
+    if framework not in by_framework or baseline not in by_framework:
         return "-"
-    return f"{by_framework[framework]['ms'] / by_framework['TF1']['ms']:.2f}x"
-
-
-def print_memory(run: dict) -> None:
-    """Each process's resident memory: after the first step, and its peak while timed; and first-step losses."""
-    print(f"Resident memory per process, MiB (batch {run['batch']}): after the first step / peak while timed")
-    for name, by_framework in run["results"].items():
-        cells = "".join(f"  {f} {r['built_mib']:5.0f} / {r['peak_mib']:5.0f}" for f, r in by_framework.items())
-        print(f"  {name:<10}{cells}")
-    print("First-step losses, same weights and data: " + "; ".join(
-        f"{name} " + ", ".join(f"{f} {r['loss']:.4f}" for f, r in fw.items()) for name, fw in run["results"].items()))
+    return f"{by_framework[framework][field] / by_framework[baseline][field]:.2f}x"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -206,12 +224,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=BATCH)
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--models", default=",".join(PAPER_MODELS))
-    parser.add_argument("--save", metavar="PATH", help="also write the results as JSON (read by notebook 08)")
+    parser.add_argument("--image-size", type=int, help="one image size for every model (default: the published ones)")
+    parser.add_argument("--save", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--load", metavar="PATH", help="print a run saved with --save instead of measuring")
     args = parser.parse_args(argv)
-    run = measure_all(args.models.split(","), args.batch, args.rounds)
-    print()
-    print_table(run)
-    print_memory(run)
+    if args.load:
+        run = json.loads(pathlib.Path(args.load).read_text())
+    else:
+        run = measure_all(args.models.split(","), args.batch, args.rounds, args.image_size)
+    print(f"\nThe paper's Table 1 (experiment 1) on this CPU at batch {run['batch']} (the paper's: 128, on a GPU; "
+          f"`make bench` runs batch {BATCH}, {ROUNDS} rounds, which a CPU of 2 cores finishes in minutes)")
+    print("\n".join(table_lines(run) + memory_lines(run)))
     if args.save:
         pathlib.Path(args.save).write_text(json.dumps(run, indent=1) + "\n")
 

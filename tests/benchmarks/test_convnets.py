@@ -32,7 +32,7 @@ SMALL_SIZES = {"AlexNet": 67, "Overfeat": 71, "OxfordNet": 32, "GoogLeNet": 32}
 @pytest.fixture(autouse=True)
 def first_algorithm_only(monkeypatch):
     """Convolutions by their first algorithm (im2col and one product), unmeasured: timing every algorithm
-    on first sight of each layer would take most of these tests' time (tests/tfnb/test_conv_ops.py checks
+    on first sight of each layer would take most of these tests' time (tests/tfnb/ops/test_conv_ops.py checks
     every algorithm and the choice)."""
 
     def first(scratch, candidates: dict, args):

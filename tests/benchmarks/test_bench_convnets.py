@@ -1,0 +1,81 @@
+"""benchmarks/bench_convnets.py's figures: the table it prints from a run's results, and what a measurement holds."""
+
+import math
+
+import numpy as np
+
+import tfnb as tf
+from benchmarks import bench_convnets
+from benchmarks.convnets import MODELS
+
+
+def result(ms: float, peak_mib: float, loss: float = 6.9) -> dict:
+    return {"ms": ms, "spread": 0.1, "built_mib": peak_mib / 2, "peak_mib": peak_mib, "loss": loss}
+
+
+def saved_run() -> dict:
+    """A run as `--save` writes it: PyTorch missing on GoogLeNet, the models in an order other than the paper's."""
+    return {"batch": 3, "rounds": 5, "cores": 2, "load_average": [0.5, 1.5],
+            "image_sizes": {"GoogLeNet": 224, "AlexNet": 227},
+            "results": {"GoogLeNet": {"tfnb": result(300, 900), "TF1": result(200, 600)},
+                        "AlexNet": {"tfnb": result(120, 400), "TF1": result(60, 800), "PyTorch": result(240, 200)}}}
+
+
+def row(lines: list[str], label: str) -> list[str]:
+    """The cells of the first row that starts with `label`."""
+    line = next(line for line in lines if line.strip().startswith(label + " ") or line.strip() == label)
+    return line.strip()[len(label):].split()
+
+
+def test_the_table_has_the_papers_columns_and_tfnbs_ratios():
+    lines = bench_convnets.table_lines(saved_run())
+    assert "batch 3" in lines[0] and "median of 5 rounds" in lines[0] and "AlexNet 227x227" in lines[0]
+    assert row(lines, "Library") == ["AlexNet", "GoogLeNet"]
+    assert row(lines, "tfnb") == ["120", "300"]
+    assert row(lines, "PyTorch") == ["240", "-"]
+    assert row(lines, "tfnb / TF1") == ["2.00x", "1.50x"]
+    assert row(lines, "tfnb / PyTorch") == ["0.50x", "-"]
+
+
+def test_the_papers_rows_follow_for_the_same_models():
+    lines = bench_convnets.table_lines(saved_run())
+    paper = lines[next(i for i, line in enumerate(lines) if line.startswith("Paper")):]
+    assert row(paper, "TensorFlow") == ["81", "445"]
+    assert row(paper, "Caffe") == ["324", "1935"]
+    assert row(paper, "TensorFlow / Torch") == ["1.00x", f"{445 / 470:.2f}x"]
+
+
+def test_memory_lines_give_each_processs_peak_and_tfnbs_ratios():
+    lines = bench_convnets.memory_lines(saved_run())
+    assert "batch 3" in lines[0]
+    assert row(lines, "TF1") == ["800", "600"]
+    assert row(lines, "tfnb / TF1") == ["0.50x", "1.50x"]
+    assert row(lines, "tfnb / PyTorch") == ["2.00x", "-"]
+
+
+def test_main_prints_a_saved_run(tmp_path, capsys):
+    path = tmp_path / "run.json"
+    bench_convnets.pathlib.Path(path).write_text(bench_convnets.json.dumps(saved_run()))
+    bench_convnets.main(["--load", str(path)])
+    printed = capsys.readouterr().out
+    assert "batch 3" in printed.splitlines()[1]
+    assert "\n".join(bench_convnets.table_lines(saved_run()) + bench_convnets.memory_lines(saved_run())) in printed
+
+
+def test_a_measured_step_reports_its_loss_and_its_processs_memory(monkeypatch):
+    monkeypatch.setattr(bench_convnets, "FRAMEWORKS", {"tfnb": "tfnb_contender"})
+    run = bench_convnets.measure_all(["GoogLeNet"], batch=1, rounds=2, image_size=32)
+    measured = run["results"]["GoogLeNet"]["tfnb"]
+    assert run["image_sizes"] == {"GoogLeNet": 32} and run["batch"] == 1
+    first_loss = bench_convnets.graph_step(tf, MODELS["GoogLeNet"], 1, 32)()
+    np.testing.assert_allclose(measured["loss"], first_loss, rtol=1e-4)
+    assert math.isfinite(measured["ms"]) and measured["ms"] > 0
+    assert 0 < measured["built_mib"] < 4096 and 0 < measured["peak_mib"] < 4096
+
+
+def test_a_table_needs_only_the_medians():
+    run = {"batch": 1, "rounds": 3, "cores": 2, "image_sizes": {"OxfordNet": 64},
+           "results": {"OxfordNet": {"tfnb": {"ms": 30.0}, "TF1": {"ms": 20.0}}}}
+    lines = bench_convnets.table_lines(run)
+    assert row(lines, "tfnb / TF1") == ["1.50x"] and row(lines, "tfnb / PyTorch") == ["-"]
+    assert not any("noise" in line for line in lines)
