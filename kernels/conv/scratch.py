@@ -14,6 +14,9 @@ import numpy as np
 from tfnb.framework.common_shapes import Axis, Geometry
 from tfnb.kernels.intra_op import PARALLEL_WORK, parallel_parts, run_width
 
+# Outputs of at least this many bytes come from the pool (Scratch.output): below it, a new array costs less.
+POOLED_BYTES = 4 << 20
+
 
 class Scratch:
     """Arrays that kernels reuse from call to call: temporaries per thread, outputs from a shared pool.
@@ -42,9 +45,11 @@ class Scratch:
         """An array to return: one of the pool's that nothing else refers to, else a new one added to the pool.
 
         NumPy arrays only: a NumPy view refers to the array it views, so the pool sees it; other array
-        modules (CuPy keeps freed device memory in a pool of its own) get a new array.
+        modules (CuPy keeps freed device memory in a pool of its own) get a new array. So do arrays under
+        POOLED_BYTES: the allocator serves them from memory it holds already, and an array that the pool does
+        not refer to is one the ops after the kernel may write their outputs into.
         """
-        if self.xp is not np:
+        if self.xp is not np or math.prod(shape) * np.dtype(dtype).itemsize < POOLED_BYTES:
             return self.xp.empty(shape, dtype=dtype)
         return _OUTPUTS.take(tuple(shape), dtype)
 
