@@ -2,8 +2,8 @@
 
 from tfnb.kernels import (  # noqa: F401  importing a module registers its kernels
     accumulators,
-    candidate_sampling,
     array,
+    candidate_sampling,
     check,
     conditional_accumulators,
     contraction,

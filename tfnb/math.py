@@ -1,6 +1,7 @@
 """tf.math: elementwise math, comparisons, reductions and scans by their TF1 `tf.math.*` names."""
 
 from tfnb.ops.array.gathering import segment_sum, unsorted_segment_sum  # noqa: F401,E402
+from tfnb.ops.confusion_matrix import confusion_matrix  # noqa: F401,E402
 from tfnb.ops.math_ops import (  # noqa: F401
                                abs,
                                accumulate_n,
@@ -65,6 +66,5 @@ from tfnb.ops.math_ops import (  # noqa: F401
                                truncatediv,
                                truncatemod,
 )
-from tfnb.ops.confusion_matrix import confusion_matrix  # noqa: F401,E402
 from tfnb.ops.nn_ops import in_top_k  # noqa: F401,E402
 from tfnb.ops.selection_ops import top_k  # noqa: F401,E402

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from tfnb.framework.common_shapes import Axis, Geometry
 from tfnb.kernels.conv.scratch import Scratch, in_turns, on_canvas, row_pieces, window_view
 
-
 # Bytes of im2col columns per chunk, at least: a chunk stays near the CPU caches between its copy and its product.
 _CHUNK_BYTES = 2 << 20
 
