@@ -15,7 +15,8 @@ import numpy as np
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.products import matmul_into
-from tfnb.kernels.registry import kernel, simple_kernel
+from tfnb.kernels.registry import Epilogue, kernel, simple_kernel
+from tfnb.kernels.training import descend_by_product
 
 # -- elementwise, bound directly ------------------------------------------------------------------
 
@@ -355,7 +356,9 @@ def cumprod(node):
 # -- matmul ---------------------------------------------------------------------------------------
 
 
-@kernel("MatMul", fresh_output=True)
+# A weight gradient read only by its gradient-descent update is computed into the variable (with_descent).
+@kernel("MatMul", fresh_output=True,
+        epilogues=(Epilogue(("ResourceApplyGradientDescent",), "with_descent", input=2),))
 def mat_mul(node):
     xp = node.xp
     transpose_a, transpose_b = node.attrs["transpose_a"], node.attrs["transpose_b"]
@@ -382,6 +385,14 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
             return xp.matmul(a, b)  # raises NumPy's error for what the shape rules could not see
         return matmul_into(xp, a, b, scratch.output((a.shape[0], b.shape[1]), dtype))
 
+    def with_descent(a, b, var, alpha):
+        """ResourceApplyGradientDescent(var, alpha, a @ b), the product never whole in memory."""
+        a, b = (a.T if transpose_a else a), (b.T if transpose_b else b)
+        if a.dtype != dtype or b.dtype != dtype:
+            raise InvalidArgumentError(None, None, f"MatMul of {a.dtype} and {b.dtype} into a {dtype} descent")
+        descend_by_product(xp, var, float(alpha), a, b)
+
+    run.with_descent = with_descent
     return run
 
 

@@ -57,14 +57,16 @@ class Epilogue:
     """Ops that read a kernel's output one after the other, which the kernel's `variant` computes in the same
     pass, as each part of the output is written (tfnb/runtime/fusion.py).
 
-    The first op reads the kernel's output as its input 0, each next op the previous one's output. Their other
-    inputs are passed to the variant after the kernel's own, unless `reused` maps (position in `ops`, input
-    index) to the kernel's input that it must be: then the variant uses that one.
+    The first op reads the kernel's output as its input `input` (0 unless said), each next op the previous
+    one's output as its input 0. Their other inputs are passed to the variant after the kernel's own, in order,
+    unless `reused` maps (position in `ops`, input index) to the kernel's input that it must be: then the
+    variant uses that one.
     """
 
     ops: tuple[str, ...]
     variant: str
     reused: tuple[tuple[tuple[int, int], int], ...] = ()
+    input: int = 0
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.intra_op import parallel_parts
 from tfnb.kernels.registry import kernel
 from tfnb.kernels.state import _uninitialized, update_variable
@@ -264,6 +265,36 @@ def _descend_in_blocks(xp, var, grad, alpha: float) -> None:
             flat_var[block] -= flat_grad[block]
 
     parallel_parts(blocks, -(-flat_var.size // _DESCENT_BLOCK), flat_var.size)
+
+
+def descend_by_product(xp, var, alpha: float, a, b) -> None:
+    """var -= alpha * (a @ b), a band of the product's rows at a time, each subtracted while it is in the cache.
+
+    A fully connected layer's weight gradient is as large as its weights: fused into its gradient-descent update
+    (MatMul's `with_descent` variant, tfnb/runtime/fusion.py), it is never written out whole nor read back.
+    """
+    shape = _stored(var).shape
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or (a.shape[0], b.shape[1]) != shape:
+        raise InvalidArgumentError(None, None, f"var and grad do not have the same shape{list(shape)} "
+                                   f"{[a.shape[0], b.shape[1]] if a.ndim == b.ndim == 2 else '?'}")
+    rows, columns = shape
+    band = rows if xp is not np or rows * columns < 16 * _DESCENT_BLOCK else max(1, _DESCENT_BLOCK // columns)
+    scratch = Scratch(xp)
+
+    def descend(array) -> None:
+        step = array.dtype.type(alpha)
+
+        def bands(part: slice) -> None:
+            for first in range(part.start * band, min(part.stop * band, rows), band):
+                chosen = slice(first, min(first + band, rows))
+                product = scratch("descent_product", (chosen.stop - first, columns), array.dtype)
+                xp.matmul(a[chosen], b, out=product)
+                product *= step
+                array[chosen] -= product
+
+        parallel_parts(bands, -(-rows // band), rows * columns * a.shape[1])
+
+    _writable((var,), xp, descend)
 
 
 @kernel("ResourceApplyGradientDescent")

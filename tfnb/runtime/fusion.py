@@ -4,7 +4,8 @@ As TF's Grappler remapper fuses Conv2D + BiasAdd + Relu, a plan's lines are fuse
 registration offers a combined variant (kernels/registry.py), an attribute of its callable:
 
 - an Epilogue: ops that read the kernel's output one after the other (Conv2D -> BiasAdd -> Relu;
-  MaxPoolGrad -> ReluGrad) and that the variant applies to each part of the output as it is written;
+  MaxPoolGrad -> ReluGrad; a weight gradient's MatMul -> its ResourceApplyGradientDescent) and that the
+  variant applies to each part of the output as it is written;
 - a Sibling: an op reading the same input with the same attrs (the two gradients of a convolution,
   which share dy), computed together with the kernel, the shared input transformed once.
 
@@ -58,7 +59,8 @@ def _fuse_epilogues(steps: list[Step], fetched: set[str]) -> list[Step]:
             positions, args, sources = chain
             drop.update(positions[:-1])
             links = [steps[p] for p in positions]
-            fused[positions[-1]] = replace(step, kernel=_replaying(variant, _chain_replay(links, sources)), args=args,
+            replay = _chain_replay(links, sources, epilogue.input)
+            fused[positions[-1]] = replace(step, kernel=_replaying(variant, replay), args=args,
                                            outputs=links[-1].outputs, fused=tuple(s.node for s in links))
             break
     return _rebuilt(steps, fused, drop)
@@ -76,12 +78,15 @@ def _chain(steps, index: int, epilogue, uses, readers, fetched, taken) -> tuple 
             return None
         position = readers[value]
         link = steps[position]
+        reading = epilogue.input if depth == 0 else 0
         if (position in taken or link.op is None or link.op.type != op_type or link.fused
-                or link.device != first.device or link.args[0] != value
+                or link.device != first.device or len(link.args) <= reading or link.args[reading] != value
                 or link.op.attrs.get(_LAYOUT_ATTR, "NHWC") != first.op.attrs.get(_LAYOUT_ATTR, "NHWC")):
             return None
         link_sources = []
-        for k, arg in enumerate(link.args[1:], start=1):
+        for k, arg in enumerate(link.args):
+            if k == reading:
+                continue
             if (depth, k) in reused:
                 if arg != first.args[reused[(depth, k)]]:
                     return None
@@ -91,18 +96,20 @@ def _chain(steps, index: int, epilogue, uses, readers, fetched, taken) -> tuple 
                 link_sources.append(len(args) - 1)
         positions.append(position)
         sources.append(link_sources)
-        value = link.outputs[0]
+        value = link.outputs[0] if link.outputs else None   # an update ends the chain: it has no output
     return positions, args, sources
 
 
-def _chain_replay(links: list[Step], sources: list[list[int]]):
+def _chain_replay(links: list[Step], sources: list[list[int]], first_input: int):
     """The chain's ops one after the other, from the fused line's arguments (each op's error names it)."""
     first_args = len(links[0].args)
 
     def replay(*args):
         value = _tagged(links[0], *args[:first_args])
-        for link, link_sources in zip(links[1:], sources):
-            value = _tagged(link, value, *[args[k] for k in link_sources])
+        for depth, (link, link_sources) in enumerate(zip(links[1:], sources)):
+            inputs = [args[k] for k in link_sources]
+            inputs.insert(first_input if depth == 0 else 0, value)
+            value = _tagged(link, *inputs)
 
     return replay
 

@@ -162,3 +162,42 @@ def test_a_relu_gradient_of_other_features_is_not_fused_into_the_pool_gradient()
         assert not any("MaxPoolGrad + " in line for line in fused_lines(sess))
     with tf.Session(config=UNFUSED) as sess:
         np.testing.assert_array_equal(fused, sess.run(masked, {x: data, other: features}))
+
+
+def dense_regression(rows: int, columns: int, seed: int = 0):
+    """A linear layer trained by gradient descent: (w, x, y, train) with feeds for one batch of 8."""
+    rng = np.random.default_rng(seed)
+    x = tf.placeholder(tf.float32, [8, rows])
+    y = tf.placeholder(tf.float32, [8, columns])
+    w = tf.Variable(rng.standard_normal((rows, columns)).astype(np.float32), name="w")
+    loss = tf.reduce_sum(tf.square(tf.matmul(x, w) - y))
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    feeds = {x: rng.standard_normal((8, rows)).astype(np.float32),
+             y: rng.standard_normal((8, columns)).astype(np.float32)}
+    return w, x, y, loss, train, feeds
+
+
+@pytest.mark.parametrize("rows,columns", [(3, 4), (1024, 2048)], ids=["whole", "in-bands"])
+def test_a_weight_gradient_read_only_by_its_descent_is_computed_into_the_variable(rows, columns):
+    w, x, y, _, train, feeds = dense_regression(rows, columns)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        before = sess.run(w)
+        held = sess.run(w.read_value())             # a value read earlier keeps what it read
+        sess.run(train, feeds)
+        after = sess.run(w)
+        fused = [line for line in sess.plan(train, feeds).source.splitlines() if "fused" in line]
+    assert any("MatMul_grad/MatMul_1 = MatMul + GradientDescent/update_w" in line for line in fused)
+    gradient = 2 * feeds[x].T @ (feeds[x] @ before - feeds[y])
+    np.testing.assert_allclose(after, before - 0.01 * gradient, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(held, before)
+
+
+def test_a_weight_gradient_that_is_fetched_is_not_fused_into_the_descent():
+    w, _, _, loss, train, feeds = dense_regression(3, 4)
+    gradient = tf.gradients(loss, w)[0]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert "update_w" not in "".join(line for line in sess.plan([train, gradient], feeds).source.splitlines()
+                                         if "fused" in line)
+
