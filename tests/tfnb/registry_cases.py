@@ -4,6 +4,7 @@ example in a graph of its own, calling a build or reference function, checking a
 import inspect
 
 import numpy as np
+import pytest
 
 import tfnb as tf
 from tfnb.framework.op_registry import registered_ops
@@ -68,8 +69,10 @@ def check_output(actual, expected, tensor, dtype, example, label: str) -> None:
     reference within the example's tolerance."""
     expected = np.asarray(expected)
     actual_array = np.asarray(actual)
-    assert actual_array.dtype == tensor.dtype.np_dtype, f"{label}: kernel dtype {actual_array.dtype} != inferred {tensor.dtype.name}"
-    assert tensor.shape.is_compatible_with(actual_array.shape), f"{label}: static {tensor.shape} vs actual {actual_array.shape}"
+    assert actual_array.dtype == tensor.dtype.np_dtype, \
+        f"{label}: kernel dtype {actual_array.dtype} != inferred {tensor.dtype.name}"
+    assert tensor.shape.is_compatible_with(actual_array.shape), \
+        f"{label}: static {tensor.shape} vs actual {actual_array.shape}"
     assert actual_array.shape == expected.shape, f"{label}: shape {actual_array.shape} != reference {expected.shape}"
     if actual_array.dtype == object:
         assert actual_array.tolist() == expected.tolist(), label
@@ -83,3 +86,12 @@ def check_output(actual, expected, tensor, dtype, example, label: str) -> None:
 # Differentiable examples that run in float64 (finite differences need its precision).
 GRADIENT_CASES = [(t, i, e) for t, i, e in CASES if e.differentiable
                   and tf.float64 in (e.dtypes or registered_ops()[t].dtypes)]
+
+
+def gradient_values(index: int, example) -> list:
+    """float64 inputs for a gradient case, seeded by `index`; skips the test when none is floating."""
+    rng = np.random.default_rng(100 + index)
+    values = [sample(spec, tf.float64, example.low, example.high, rng) for spec in example.inputs]
+    if not any(v.dtype.kind == "f" for v in values):
+        pytest.skip("no floating input to differentiate")
+    return values

@@ -26,7 +26,7 @@ from tfnb.input.dataset_ops import (
     make_iterator,
     register_dataset_ops,
 )
-from tfnb.input.function_graph import trace
+from tfnb.input.function_graph import as_structure, trace
 from tfnb.ops.constant_op import convert_to_tensor
 from tfnb.ops.random_ops import get_seed
 
@@ -35,26 +35,13 @@ __all__ = ["Dataset", "Iterator", "make_one_shot_iterator", "make_initializable_
 _AUTOTUNE_PREFETCH = 1
 
 
-def _as_structure(value):
-    """An element given by the user as a nest of tensors: tuples and dicts are structure, a list is one tensor."""
-    if isinstance(value, dict):
-        return {key: _as_structure(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        items = [_as_structure(item) for item in value]
-        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
-    return convert_to_tensor(value)
+class _Elements:
+    """What datasets and iterators share: the structure of their elements, with its dtypes and static shapes."""
 
-
-class Dataset:
-    """A sequence of elements, each a nest of tensors with `output_types` and `output_shapes`."""
-
-    def __init__(self, variant: Tensor, structure, types: list, shapes: list) -> None:
-        self._variant = variant
+    def __init__(self, structure, types: list, shapes: list) -> None:
         self._structure = structure  # a nest with the element's shape of nesting (its leaves are placeholders)
         self._types = list(types)
         self._shapes = [as_shape(s) for s in shapes]
-
-    # -- what a user reads back -------------------------------------------------------------------
 
     @property
     def output_types(self):
@@ -68,6 +55,16 @@ class Dataset:
     def output_classes(self):
         return nest.pack_sequence_as(self._structure, [Tensor] * len(self._types))
 
+
+class Dataset(_Elements):
+    """A sequence of elements, each a nest of tensors with `output_types` and `output_shapes`."""
+
+    def __init__(self, variant: Tensor, structure, types: list, shapes: list) -> None:
+        super().__init__(structure, types, shapes)
+        self._variant = variant
+
+    # -- what a user reads back -------------------------------------------------------------------
+
     def _as_variant_tensor(self) -> Tensor:
         return self._variant
 
@@ -80,7 +77,7 @@ class Dataset:
     def from_tensor_slices(tensors) -> Dataset:
         """The slices of `tensors` along their first dimension, one element each."""
         with name_scope(None, "TensorSliceDataset"):
-            structure = _as_structure(tensors)
+            structure = as_structure(tensors)
             flat = nest.flatten(structure)
             for tensor in flat:
                 if tensor.shape.ndims == 0:
@@ -93,7 +90,7 @@ class Dataset:
     def from_tensors(tensors) -> Dataset:
         """A dataset of one element: `tensors`."""
         with name_scope(None, "TensorDataset"):
-            structure = _as_structure(tensors)
+            structure = as_structure(tensors)
             flat = nest.flatten(structure)
             types, shapes = [t.dtype for t in flat], [t.shape for t in flat]
             return Dataset(dataset_op("TensorDataset", flat, types, shapes), structure, types, shapes)
@@ -252,15 +249,13 @@ def _refuse_placeholders(variant: Tensor) -> None:
         stack.extend(t.op for t in op.inputs)
 
 
-class Iterator:
+class Iterator(_Elements):
     """Reads a dataset's elements: `get_next()` gives the next element each run; `initializer` (re)starts it."""
 
     def __init__(self, handle: Tensor, initializer: Operation | None, structure, types: list, shapes: list) -> None:
+        super().__init__(structure, types, shapes)
         self._handle = handle
         self._initializer = initializer
-        self._structure = structure
-        self._types = list(types)
-        self._shapes = [as_shape(s) for s in shapes]
 
     @staticmethod
     def from_structure(output_types, output_shapes=None, shared_name: str | None = None,
@@ -278,18 +273,6 @@ class Iterator:
         if self._initializer is None:
             raise ValueError("Iterator does not have an initializer.")
         return self._initializer
-
-    @property
-    def output_types(self):
-        return nest.pack_sequence_as(self._structure, self._types)
-
-    @property
-    def output_shapes(self):
-        return nest.pack_sequence_as(self._structure, self._shapes)
-
-    @property
-    def output_classes(self):
-        return nest.pack_sequence_as(self._structure, [Tensor] * len(self._types))
 
     def make_initializer(self, dataset: Dataset, name: str | None = None) -> Operation:
         """The op that points this iterator at the start of `dataset` (same structure and dtypes)."""

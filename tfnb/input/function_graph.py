@@ -70,16 +70,17 @@ def trace(fn: Callable, name: str, argument_types: list, argument_shapes: list, 
         arguments = [placeholder(dtype, shape, name="args") for dtype, shape in zip(argument_types, argument_shapes)]
         packed = pack(arguments)
         returned = fn(*packed) if isinstance(packed, tuple) and not hasattr(packed, "_fields") else fn(packed)
-        structure = _as_structure(returned)
+        structure = as_structure(returned)
         outputs = [convert_to_tensor(t) for t in nest.flatten(structure)]
     return Function(graph, arguments, outputs, structure)
 
 
-def _as_structure(value):
-    """A function's result as a nest of tensors: tuples and dicts are structure, a list is one tensor (as TF)."""
+def as_structure(value):
+    """An element or a function's result as a nest of tensors: tuples and dicts are structure, a list is one
+    tensor (as TF)."""
     if isinstance(value, dict):
-        return {key: _as_structure(item) for key, item in value.items()}
+        return {key: as_structure(item) for key, item in value.items()}
     if isinstance(value, tuple):
-        items = [_as_structure(item) for item in value]
+        items = [as_structure(item) for item in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     return convert_to_tensor(value)

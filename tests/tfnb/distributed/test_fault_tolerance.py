@@ -50,6 +50,19 @@ def linear_regression(spec):
     return x, w, step, loss, train
 
 
+def train_to(cluster, model, killer, last_step: int, directory, save_steps: int) -> tuple:
+    """Trains `model` (linear_regression's) to `last_step` in a MonitoredTrainingSession with `killer` among its
+    hooks, checkpointing every `save_steps` steps to `directory`; the final (step, loss)."""
+    x, _, step, loss, train = model
+    features = np.random.RandomState(0).randn(16, 2).astype(np.float32)
+    hooks = [killer, tf.train.StopAtStepHook(last_step=last_step)]
+    with tf.train.MonitoredTrainingSession(cluster.target, checkpoint_dir=str(directory),
+                                           save_checkpoint_steps=save_steps, hooks=hooks) as sess:
+        while not sess.should_stop():
+            sess.run(train, {x: features})
+        return tuple(sess.run([step, loss], {x: features}))
+
+
 def checkpoint_step(path: str | None) -> int:
     return int(path.rpartition("-")[2]) if path else 0
 
@@ -116,15 +129,10 @@ def test_training_goes_on_from_the_latest_checkpoint_after_a_task_is_killed(clus
                 self.killed = True
                 kill(cluster, PS0)
 
-    x, w, step, loss, train = linear_regression(cluster.cluster_spec)
+    model = linear_regression(cluster.cluster_spec)
+    step = model[2]
     killer = KillThePsAt()
-    hooks = [killer, tf.train.StopAtStepHook(last_step=last_step)]
-    features = np.random.RandomState(0).randn(16, 2).astype(np.float32)
-    with tf.train.MonitoredTrainingSession(cluster.target, checkpoint_dir=str(tmp_path), save_checkpoint_steps=5,
-                                           hooks=hooks) as sess:
-        while not sess.should_stop():
-            sess.run(train, {x: features})
-        final_step = sess.run(step)
+    final_step, _ = train_to(cluster, model, killer, last_step, tmp_path, save_steps=5)
     assert killer.sessions == 2 and killer.restored_at == [0, 10]   # the second session began at checkpoint 10
     assert final_step == last_step
     state = tf.train.get_checkpoint_state(str(tmp_path))
@@ -166,15 +174,10 @@ def test_training_survives_five_killed_workers_each_recovered_within_seconds(clu
                 kill(cluster, WORKER0)
                 self.pending, self.next_kill = time.monotonic(), now + kill_every
 
-    x, w, step, loss, train = linear_regression(cluster.cluster_spec)
+    model = linear_regression(cluster.cluster_spec)
+    _, w, step, _, _ = model
     killer = KillTheWorker()
-    hooks = [killer, tf.train.StopAtStepHook(last_step=last_step)]
-    features = np.random.RandomState(0).randn(16, 2).astype(np.float32)
-    with tf.train.MonitoredTrainingSession(cluster.target, checkpoint_dir=str(tmp_path), save_checkpoint_steps=4,
-                                           hooks=hooks) as sess:
-        while not sess.should_stop():
-            sess.run(train, {x: features})
-        final_step, final_loss = sess.run([step, loss], {x: features})
+    final_step, final_loss = train_to(cluster, model, killer, last_step, tmp_path, save_steps=4)
     assert len(killer.killed_at) == kills and len(killer.recovery_s) == kills
     assert max(killer.recovery_s) < bound_s, killer.recovery_s
     # each new session began at the latest checkpoint, with its variables; none written before a kill was lost
