@@ -51,7 +51,7 @@ def test_channels_first_matches_channels_last():
              (tf.layers.max_pooling2d(nhwc, 2, 2), tf.layers.max_pooling2d(nchw, 2, 2, data_format="channels_first")),
              (tf.layers.flatten(nhwc), tf.layers.flatten(nchw, data_format="channels_first"))]
     for last, first in _run(pairs):
-        np.testing.assert_allclose(first if first.ndim == 2 else first.transpose(0, 2, 3, 1), last, rtol=1e-5)
+        np.testing.assert_allclose(first if first.ndim == 2 else first.transpose(0, 2, 3, 1), last, rtol=1e-5, atol=1e-6)
 
 
 def test_bad_arguments_are_value_errors():
