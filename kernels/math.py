@@ -1,7 +1,7 @@
 """Elementwise math, reduction, scan and matmul kernels, written once against the array namespace `xp`.
 
 Where the array namespace's function already returns the inferred dtype, the kernel *is* that
-function (`simple_kernel("Pow", lambda xp: xp.power)`): no wrapper on the per-call path.
+function (`_ufunc("Pow", lambda xp: xp.power)`): no wrapper on the per-call path.
 Every kernel here returns arrays it has just allocated (ufuncs, reductions and products do), or that
 only it holds (a float MatMul's reused output), so each is registered `fresh_output` (kernels/registry.py).
 """
@@ -30,57 +30,62 @@ def _scalar_fast(op_type: str, python_operator, ufunc_name: str) -> None:
         if node.output_shapes and node.output_shapes[0] == ():
             return python_operator
         return getattr(node.xp, ufunc_name)
-    kernel(op_type, fresh_output=True)(factory)
+    kernel(op_type, fresh_output=True, elementwise=True)(factory)
+
+
+def _ufunc(op_type: str, fn_of_xp) -> None:
+    """Registers a kernel that is one of the namespace's ufuncs (or `where`): an elementwise kernel."""
+    simple_kernel(op_type, fn_of_xp, fresh_output=True, elementwise=True)
 
 
 _scalar_fast("Add", operator.add, "add")
 _scalar_fast("Sub", operator.sub, "subtract")
 _scalar_fast("Mul", operator.mul, "multiply")
-simple_kernel("Pow", lambda xp: xp.power, fresh_output=True)
-simple_kernel("Maximum", lambda xp: xp.maximum, fresh_output=True)
-simple_kernel("Minimum", lambda xp: xp.minimum, fresh_output=True)
+_ufunc("Pow", lambda xp: xp.power)
+_ufunc("Maximum", lambda xp: xp.maximum)
+_ufunc("Minimum", lambda xp: xp.minimum)
 _scalar_fast("Equal", operator.eq, "equal")
 _scalar_fast("NotEqual", operator.ne, "not_equal")
 _scalar_fast("Less", operator.lt, "less")
 _scalar_fast("LessEqual", operator.le, "less_equal")
 _scalar_fast("Greater", operator.gt, "greater")
 _scalar_fast("GreaterEqual", operator.ge, "greater_equal")
-simple_kernel("LogicalAnd", lambda xp: xp.logical_and, fresh_output=True)
-simple_kernel("LogicalOr", lambda xp: xp.logical_or, fresh_output=True)
-simple_kernel("LogicalNot", lambda xp: xp.logical_not, fresh_output=True)
-simple_kernel("Neg", lambda xp: xp.negative, fresh_output=True)
-simple_kernel("Abs", lambda xp: xp.abs, fresh_output=True)
-simple_kernel("ComplexAbs", lambda xp: xp.abs, fresh_output=True)
-simple_kernel("Exp", lambda xp: xp.exp, fresh_output=True)
-simple_kernel("Log", lambda xp: xp.log, fresh_output=True)
-simple_kernel("Log1p", lambda xp: xp.log1p, fresh_output=True)
-simple_kernel("Sqrt", lambda xp: xp.sqrt, fresh_output=True)
-simple_kernel("Square", lambda xp: xp.square, fresh_output=True)
-simple_kernel("Sin", lambda xp: xp.sin, fresh_output=True)
-simple_kernel("Cos", lambda xp: xp.cos, fresh_output=True)
-simple_kernel("Tan", lambda xp: xp.tan, fresh_output=True)
-simple_kernel("Tanh", lambda xp: xp.tanh, fresh_output=True)
-simple_kernel("Floor", lambda xp: xp.floor, fresh_output=True)
-simple_kernel("Ceil", lambda xp: xp.ceil, fresh_output=True)
-simple_kernel("Round", lambda xp: xp.rint, fresh_output=True)  # rint rounds halves to even, as TF's Round
-simple_kernel("Sign", lambda xp: xp.sign, fresh_output=True)
-simple_kernel("Reciprocal", lambda xp: xp.reciprocal, fresh_output=True)
-simple_kernel("IsNan", lambda xp: xp.isnan, fresh_output=True)
-simple_kernel("IsInf", lambda xp: xp.isinf, fresh_output=True)
-simple_kernel("IsFinite", lambda xp: xp.isfinite, fresh_output=True)
-simple_kernel("Expm1", lambda xp: xp.expm1, fresh_output=True)
-simple_kernel("Conj", lambda xp: xp.conj, fresh_output=True)
-simple_kernel("SelectV2", lambda xp: xp.where, fresh_output=True)
+_ufunc("LogicalAnd", lambda xp: xp.logical_and)
+_ufunc("LogicalOr", lambda xp: xp.logical_or)
+_ufunc("LogicalNot", lambda xp: xp.logical_not)
+_ufunc("Neg", lambda xp: xp.negative)
+_ufunc("Abs", lambda xp: xp.abs)
+_ufunc("ComplexAbs", lambda xp: xp.abs)
+_ufunc("Exp", lambda xp: xp.exp)
+_ufunc("Log", lambda xp: xp.log)
+_ufunc("Log1p", lambda xp: xp.log1p)
+_ufunc("Sqrt", lambda xp: xp.sqrt)
+_ufunc("Square", lambda xp: xp.square)
+_ufunc("Sin", lambda xp: xp.sin)
+_ufunc("Cos", lambda xp: xp.cos)
+_ufunc("Tan", lambda xp: xp.tan)
+_ufunc("Tanh", lambda xp: xp.tanh)
+_ufunc("Floor", lambda xp: xp.floor)
+_ufunc("Ceil", lambda xp: xp.ceil)
+_ufunc("Round", lambda xp: xp.rint)  # rint rounds halves to even, as TF's Round
+_ufunc("Sign", lambda xp: xp.sign)
+_ufunc("Reciprocal", lambda xp: xp.reciprocal)
+_ufunc("IsNan", lambda xp: xp.isnan)
+_ufunc("IsInf", lambda xp: xp.isinf)
+_ufunc("IsFinite", lambda xp: xp.isfinite)
+_ufunc("Expm1", lambda xp: xp.expm1)
+_ufunc("Conj", lambda xp: xp.conj)
+_ufunc("SelectV2", lambda xp: xp.where)
 simple_kernel("Where", lambda xp: xp.argwhere, fresh_output=True)
 
 
-@kernel("Rsqrt", fresh_output=True)
+@kernel("Rsqrt", fresh_output=True, elementwise=True)
 def rsqrt(node):
     xp = node.xp
     return lambda x: xp.reciprocal(xp.sqrt(x))
 
 
-@kernel("SquaredDifference", fresh_output=True)
+@kernel("SquaredDifference", fresh_output=True, elementwise=True)
 def squared_difference(node):
     xp = node.xp
     if node.input_dtypes[0].kind == "c":
@@ -91,7 +96,7 @@ def squared_difference(node):
     return lambda x, y: xp.square(xp.subtract(x, y))
 
 
-@kernel("Sigmoid", fresh_output=True)
+@kernel("Sigmoid", fresh_output=True, elementwise=True)
 def sigmoid(node):
     xp = node.xp
     # Stable as it stands: for very negative x, exp(-x) overflows to inf and 1 / (1 + inf) is exactly 0 (the
@@ -124,13 +129,18 @@ def _is_integer(node) -> bool:
     return node.input_dtypes[0].kind in "iu"
 
 
-@kernel("RealDiv", fresh_output=True)
+def _floating(input_dtypes: tuple) -> bool:
+    """Whether a division is elementwise on these inputs: integer division checks its divisors first."""
+    return input_dtypes[0].kind not in "iu"
+
+
+@kernel("RealDiv", fresh_output=True, elementwise=_floating)
 def real_div(node):
     xp = node.xp
     return _integer_division(_truncate_divide(xp), xp) if _is_integer(node) else xp.true_divide
 
 
-@kernel("TruncateDiv", fresh_output=True)
+@kernel("TruncateDiv", fresh_output=True, elementwise=_floating)
 def truncate_div(node):
     xp = node.xp
     if _is_integer(node):
@@ -138,7 +148,7 @@ def truncate_div(node):
     return lambda x, y: xp.trunc(xp.true_divide(x, y))
 
 
-@kernel("FloorDiv", fresh_output=True)
+@kernel("FloorDiv", fresh_output=True, elementwise=_floating)
 def floor_div(node):
     xp = node.xp
     if _is_integer(node):
@@ -146,13 +156,13 @@ def floor_div(node):
     return lambda x, y: xp.floor(xp.true_divide(x, y))  # TF: floor(x / y); NumPy's // differs slightly
 
 
-@kernel("FloorMod", fresh_output=True)
+@kernel("FloorMod", fresh_output=True, elementwise=_floating)
 def floor_mod(node):
     xp = node.xp
     return _integer_division(xp.remainder, xp) if _is_integer(node) else xp.remainder
 
 
-@kernel("TruncateMod", fresh_output=True)
+@kernel("TruncateMod", fresh_output=True, elementwise=_floating)
 def truncate_mod(node):
     xp = node.xp
     return _integer_division(xp.fmod, xp) if _is_integer(node) else xp.fmod

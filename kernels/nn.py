@@ -11,8 +11,9 @@ from tfnb.kernels.registry import kernel
 
 
 def _typed(node, value):
-    """`value` as a 0-d array of the op's output dtype, so arithmetic with it keeps that dtype."""
-    return node.xp.asarray(value, dtype=node.output_dtypes[0])
+    """`value` as a NumPy scalar of the op's output dtype, so arithmetic with it keeps that dtype (a scalar, not a
+    0-d device array, as a kernel fused with others into one device kernel may capture only scalars)."""
+    return node.output_dtypes[0].type(value)
 
 
 def _math_dtype(np_dtype):
@@ -28,7 +29,7 @@ def _shifted(x, axis: int):
 # -- activations ----------------------------------------------------------------------------------
 
 
-@kernel("Relu", fresh_output=True)
+@kernel("Relu", fresh_output=True, elementwise=True)
 def relu(node):
     xp, zero = node.xp, _typed(node, 0)
 
@@ -45,7 +46,7 @@ def relu(node):
     return run
 
 
-@kernel("ReluGrad", fresh_output=True)
+@kernel("ReluGrad", fresh_output=True, elementwise=True)
 def relu_grad(node):
     xp, zero = node.xp, _typed(node, 0)
 
@@ -71,33 +72,33 @@ def _split(xp, fill_rows, out):
     return out
 
 
-@kernel("Relu6", fresh_output=True)
+@kernel("Relu6", fresh_output=True, elementwise=True)
 def relu6(node):
     xp, zero, six = node.xp, _typed(node, 0), _typed(node, 6)
     return lambda x: xp.minimum(xp.maximum(x, zero), six)
 
 
-@kernel("Elu", fresh_output=True)
+@kernel("Elu", fresh_output=True, elementwise=True)
 def elu(node):
     xp, zero = node.xp, _typed(node, 0)
     # expm1 of min(x, 0): the branch that `where` drops must not overflow either.
     return lambda x: xp.where(x > zero, x, xp.expm1(xp.minimum(x, zero)))
 
 
-@kernel("Softplus", fresh_output=True)
+@kernel("Softplus", fresh_output=True, elementwise=True)
 def softplus(node):
     xp, zero = node.xp, _typed(node, 0)
     # max(x, 0) + log1p(exp(-|x|)) equals log(1 + exp(x)) without overflowing for large x.
     return lambda x: xp.maximum(x, zero) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
-@kernel("Softsign", fresh_output=True)
+@kernel("Softsign", fresh_output=True, elementwise=True)
 def softsign(node):
     xp, one = node.xp, _typed(node, 1)
     return lambda x: x / (one + xp.abs(x))
 
 
-@kernel("LeakyRelu", fresh_output=True)
+@kernel("LeakyRelu", fresh_output=True, elementwise=True)
 def leaky_relu(node):
     xp, zero, alpha = node.xp, _typed(node, 0), _typed(node, node.attrs["alpha"])
     return lambda x: xp.where(x > zero, x, x * alpha)

@@ -89,19 +89,30 @@ class KernelDef:
     fresh_output: bool = False
     epilogues: tuple[Epilogue, ...] = ()
     siblings: tuple[Sibling, ...] = ()
+    elementwise: bool | Callable[[tuple], bool] = False
+
+    def computes_elementwise(self, input_dtypes: tuple) -> bool:
+        """Whether the kernel is `elementwise` (see `kernel`) on inputs of these NumPy dtypes."""
+        return self.elementwise(input_dtypes) if callable(self.elementwise) else self.elementwise
 
 
 _KERNELS: dict[tuple[str, str], KernelDef] = {}
 
 
 def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False, parallel: bool = False,
-           fresh_output: bool = False, epilogues: tuple[Epilogue, ...] = (), siblings: tuple[Sibling, ...] = ()):
+           fresh_output: bool = False, epilogues: tuple[Epilogue, ...] = (), siblings: tuple[Sibling, ...] = (),
+           elementwise: bool | Callable[[tuple], bool] = False):
     """Decorator registering a kernel factory for an op type on a device type ('*' = every device).
 
     `parallel`: the kernel splits its own work across the run's threads (kernels/intra_op.py), so a
     plan containing it runs with BLAS in one thread. `fresh_output`: its array outputs are never a
     view, an input, or anything but the plan's to overwrite (tfnb/runtime/buffer_reuse.py).
     `epilogues` and `siblings`: the fused variants its callable offers (see Epilogue and Sibling).
+    `elementwise`: on arrays of at least one dimension the callable computes each output element from the
+    elements at the same (broadcast) position with the namespace's ufuncs, `where` and operators alone, on its
+    arguments and scalars (no shapes, no methods, no captured arrays), so that a chain of such kernels compiles
+    into one device kernel through the namespace's `fuse` (CuPy's; tfnb/runtime/fusion.py). A predicate of the
+    input dtypes when that depends on them.
     """
 
     def register(factory: Callable[[KernelNode], Callable]) -> Callable[[KernelNode], Callable]:
@@ -109,16 +120,16 @@ def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False
         if key in _KERNELS:
             raise KeyError(f"A kernel for {op_type} on {device_type} is already registered")
         _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel, fresh_output,
-                                  tuple(epilogues), tuple(siblings))
+                                  tuple(epilogues), tuple(siblings), elementwise)
         return factory
 
     return register
 
 
 def simple_kernel(op_type: str, fn_of_xp: Callable[[Any], Callable], device_type: str = GENERIC, *,
-                  fresh_output: bool = False) -> None:
+                  fresh_output: bool = False, elementwise: bool = False) -> None:
     """Registers a kernel that is a function of the array namespace alone, e.g. `lambda xp: xp.add`."""
-    kernel(op_type, device_type, fresh_output=fresh_output)(lambda node: fn_of_xp(node.xp))
+    kernel(op_type, device_type, fresh_output=fresh_output, elementwise=elementwise)(lambda node: fn_of_xp(node.xp))
 
 
 def find_kernel(op_type: str, device_type: str) -> KernelDef | None:

@@ -78,6 +78,7 @@ class Session:
         self._config = config or ConfigProto()
         self._remote = open_target(target, self._config)
         self._devices = self._remote.devices if self._remote is not None else local_devices(self._config.device_count)
+        self._stateful_placements: dict[str, str] = {}  # a stateful op stays on the device of its first plan
         self._resources = ResourceManager(target)
         self._kernels = KernelCache(self._resources)
         self._kernels.functions = FunctionLibrary(self._kernels, self._devices)
@@ -215,7 +216,8 @@ class Session:
             if self._remote is not None:
                 executable = self._remote.compile(self._graph, leaves, feeds, self._kernels, options)
             else:
-                executable = compile_plan(leaves, feeds, self._devices, self._kernels, options, self._inter_op)
+                executable = compile_plan(leaves, feeds, self._devices, self._kernels, options, self._inter_op,
+                                          self._stateful_placements)
         if self._config.log_device_placement:
             for op in executable.plan.ops:
                 print(f"{op.name}: ({op.type}): {executable.plan.placement[op]}", file=sys.stderr)

@@ -49,13 +49,15 @@ class Master:
         timeout_ms = getattr(config, "operation_timeout_in_ms", 0)
         self.recv_timeout_s = timeout_ms / 1000 if timeout_ms > 0 else DEFAULT_RECV_TIMEOUT_S
         self._mirrored_version: int | None = None
+        self._stateful_placements: dict[str, str] = {}  # a stateful op stays on the task and device it was given
         self._closed = False
 
     def compile(self, graph: Graph, fetches: list, feeds: list[Tensor], kernels: KernelCache,
                 options: CompileOptions) -> DistributedExecutable:
         """The plan of one request for the cluster, its partitions registered with their tasks."""
         plan, _ = build_plan(fetches, feeds, self.devices, kernels, options, host=self.host,
-                             default_task=self.default_task, inputs_home=inputs_home)
+                             default_task=self.default_task, inputs_home=inputs_home,
+                             stateful=self._stateful_placements)
         definitions = task_plans(plan, options)
         self._mirror(graph)
         replies = self._call_each("tfnb_register", {task: {"master": self.id, "definition": definition}

@@ -9,6 +9,12 @@ registration offers a combined variant (kernels/registry.py), an attribute of it
 - a Sibling: an op reading the same input with the same attrs (the two gradients of a convolution,
   which share dy), computed together with the kernel, the shared input transformed once.
 
+On a device whose array namespace compiles functions into one kernel (`xp.fuse`: CuPy's), a group of
+elementwise lines (kernels registered `elementwise`) that read one another's values becomes one line,
+one kernel launch that reads each input once and keeps the intermediates in registers, as TF's XLA
+fuses elementwise ops on GPUs: the backward pass of `tanh(x * w + b)` is a handful of ufuncs, each
+otherwise a pass over memory.
+
 Only values that no other line reads and nothing fetches disappear. The graph is unchanged, and
 traced runs are not fused: a trace records every op. When a fused line fails, its ops run again
 one by one, so that the error names the op that fails.
@@ -17,16 +23,21 @@ one by one, so that the error names the op that fails.
 from __future__ import annotations
 
 import collections
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from tfnb.runtime.codegen import Step
 
 _LAYOUT_ATTR = "data_format"
 
 
-def fuse(steps: list[Step], fetched: set[str]) -> list[Step]:
-    """The plan's lines with fusable runs replaced by one line each (see the module docstring)."""
-    return _fuse_siblings(_fuse_epilogues(steps, fetched))
+def fuse(steps: list[Step], fetched: set[str], compilers: dict[str, Callable] | None = None) -> list[Step]:
+    """The plan's lines with fusable runs replaced by one line each (see the module docstring).
+
+    `compilers`: for each device whose namespace has one, its `fuse` (a function to one device kernel).
+    """
+    steps = _fuse_siblings(_fuse_epilogues(steps, fetched))
+    return _fuse_elementwise(steps, fetched, compilers) if compilers else steps
 
 
 def _kernel_def(step: Step):
@@ -168,6 +179,96 @@ def _sibling_replay(step: Step, partner: Step, shared: tuple[int, int]):
         others = list(args[own:])
         others.insert(shared[1], args[shared[0]])
         _tagged(partner, *others)
+
+    return replay
+
+
+# -- elementwise groups on devices that compile them ----------------------------------------------
+
+
+@dataclass(eq=False)
+class _Group:
+    """Elementwise lines of one device that will run as one kernel, at the position of the last of them."""
+
+    device: str
+    positions: list[int] = field(default_factory=list)
+    values: set[str] = field(default_factory=set)
+    open: bool = True  # no other line has read its values yet: a later line may still join
+
+
+def _fuse_elementwise(steps: list[Step], fetched: set[str], compilers: dict[str, Callable]) -> list[Step]:
+    producer: dict[str, _Group] = {}
+    groups: list[_Group] = []
+    for index, step in enumerate(steps):
+        joined = None
+        if _elementwise(step, compilers):
+            candidates = list(dict.fromkeys(producer[arg] for arg in step.args if arg in producer
+                                            and producer[arg].open and producer[arg].device == step.device))
+            joined = candidates[0] if candidates else _Group(step.device)
+            if not candidates:
+                groups.append(joined)
+            for other in candidates[1:]:   # every open group it reads runs with it, at its position
+                joined.positions += other.positions
+                joined.values |= other.values
+                producer.update(dict.fromkeys(other.values, joined))
+                groups.remove(other)
+            joined.positions.append(index)
+            joined.values.update(step.outputs)
+            producer.update(dict.fromkeys(step.outputs, joined))
+        for arg in step.args:  # a group whose value another line reads runs before that line: it is complete
+            if arg in producer and producer[arg] is not joined:
+                producer[arg].open = False
+    readers = collections.defaultdict(set)
+    for index, step in enumerate(steps):
+        for arg in step.args:
+            readers[arg].add(index)
+    drop: set[int] = set()
+    fused: dict[int, Step] = {}
+    for group in groups:
+        if len(group.positions) < 2:
+            continue
+        positions = sorted(group.positions)
+        members = [steps[p] for p in positions]
+        inside = set(positions)
+        outputs = [v for m in members for v in m.outputs if v in fetched or readers[v] - inside]
+        inputs = list(dict.fromkeys(a for m in members for a in m.args if a not in group.values))
+        compiled = compilers[group.device](_composed(members, inputs, outputs))
+        drop.update(positions[:-1])
+        fused[positions[-1]] = replace(members[0], kernel=_replaying(compiled, _members_replay(members, inputs)),
+                                       args=inputs, outputs=outputs, fused=tuple(m.node for m in members))
+    return _rebuilt(steps, fused, drop)
+
+
+def _elementwise(step: Step, compilers: dict[str, Callable]) -> bool:
+    """Whether a line may join an elementwise group: an unfused elementwise kernel of at least one dimension
+    on a device that compiles groups."""
+    kernel_def = _kernel_def(step)
+    if kernel_def is None or step.needs_step or step.device not in compilers or len(step.outputs) != 1:
+        return False
+    ndims = step.op.outputs[0].shape.ndims
+    return bool(ndims) and kernel_def.computes_elementwise(tuple(t.dtype.np_dtype for t in step.op.inputs))
+
+
+def _composed(members: list[Step], inputs: list[str], outputs: list[str]) -> Callable:
+    """One function computing the members' values from the group's inputs: what the device compiles."""
+    calls = [(member.kernel, member.args, member.outputs[0]) for member in members]
+
+    def group(*values):
+        env = dict(zip(inputs, values))
+        for kernel, args, output in calls:
+            env[output] = kernel(*[env[a] for a in args])
+        return tuple(env[o] for o in outputs) if len(outputs) > 1 else env[outputs[0]]
+
+    return group
+
+
+def _members_replay(members: list[Step], inputs: list[str]):
+    """The group's ops one by one, from the fused line's arguments (each op's error names it)."""
+
+    def replay(*values):
+        env = dict(zip(inputs, values))
+        for member in members:
+            env[member.outputs[0]] = _tagged(member, *[env[a] for a in member.args])
 
     return replay
 

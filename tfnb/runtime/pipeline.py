@@ -103,22 +103,25 @@ class Executable:
 
 
 def compile_plan(fetches: list, feeds: list[Tensor], devices: list[LocalDevice], kernels: KernelCache,
-                 options: CompileOptions, inter_op: InterOpThreads | None = None) -> Executable:
+                 options: CompileOptions, inter_op: InterOpThreads | None = None,
+                 stateful: dict[str, str] | None = None) -> Executable:
     """Compiles one request: `fetches` are tensors and ops (the leaves of a fetch structure), `feeds` tensors.
 
     With `inter_op`, the devices of a plan without control flow run concurrently, one thread each.
     """
-    plan, names = build_plan(fetches, feeds, devices, kernels, options)
+    plan, names = build_plan(fetches, feeds, devices, kernels, options, stateful=stateful)
     return executable_of(plan, names, {device.name: device for device in devices}, kernels, options, inter_op)
 
 
 def build_plan(fetches: list, feeds: list[Tensor], devices: list[LocalDevice], kernels: KernelCache,
                options: CompileOptions, host: LocalDevice | None = None, default_task: str = "",
-               inputs_home: Callable[[str], str] | None = None) -> tuple[Plan, Names]:
+               inputs_home: Callable[[str], str] | None = None,
+               stateful: dict[str, str] | None = None) -> tuple[Plan, Names]:
     """The plan of one request, every stage but code generation, and the identifiers its values took.
 
     `host` (devices[0] by default) folds constants and holds fed values; a distributed session passes its own CPU,
     the task that ops naming no job go to, and where each task's fed values arrive (tfnb/distributed/master.py).
+    `stateful`: where the session's earlier plans put its stateful ops (tfnb/runtime/placement.py's `place`).
     """
     targets = [leaf for leaf in fetches if isinstance(leaf, Operation)]
     tensors = [leaf for leaf in fetches if isinstance(leaf, Tensor)]
@@ -129,7 +132,7 @@ def build_plan(fetches: list, feeds: list[Tensor], devices: list[LocalDevice], k
     rewritten = rewrite(ordered, feeds, kernels.evaluate_on(host), cse=options.cse, fold=options.fold,
                         fetches=tensors, targets=targets)
     dependencies = dependencies_of(rewritten.ops, feeds, rewritten)
-    placement = place(rewritten.ops, dependencies, devices, options.allow_soft_placement, default_task)
+    placement = place(rewritten.ops, dependencies, devices, options.allow_soft_placement, default_task, stateful)
     parts = partition(rewritten, feeds, fetches, placement, host, options.delay_recvs, inputs_home)
     plan = Plan(tuple(feeds), tuple(fetches), tuple(targets), rewritten.ops, dependencies,
                 {op: device.name for op, device in placement.items()}, dict(rewritten.removed), parts.nodes,
@@ -168,7 +171,8 @@ def _generate(plan: Plan, names: Names, binder: _NodeBinder, options: CompileOpt
     steps, constants = codegen.build_steps(plan, names, binder.line)
     if options.fuse and not options.plain:
         fetched = {value.name for value in plan.fetch_values if value is not None}
-        steps = fuse(steps, fetched)
+        compilers = {name: device.xp.fuse for name, device in binder.devices.items() if hasattr(device.xp, "fuse")}
+        steps = fuse(steps, fetched, compilers)
     donate = not options.plain
     if not per_device:
         return [codegen.generate(steps, constants, plan, names, donate)]

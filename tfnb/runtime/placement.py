@@ -7,6 +7,7 @@ estimates for every candidate are kept on the op (`placement_reasons`) so they c
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 import numpy as np
@@ -49,19 +50,29 @@ def colocation_groups(ops: list[Operation]) -> dict[Operation, Operation]:
     return {op: find(op) for op in ops}
 
 
-def place(ops: list[Operation], dependencies: dict, devices: list[LocalDevice],
-          allow_soft_placement: bool = False, default_task: str = "") -> dict[Operation, LocalDevice]:
+def place(ops: list[Operation], dependencies: dict, devices: list[LocalDevice], allow_soft_placement: bool = False,
+          default_task: str = "", stateful: dict[str, str] | None = None) -> dict[Operation, LocalDevice]:
     """Assigns every op (given in execution order) a device; records reasons on each op.
 
     `default_task` (a distributed session's task, `/job:worker/replica:0/task:0`) is where an op that names no job
     goes, as TF's master places it: a request of `/device:CPU:1` means that task's CPU:1.
+    `stateful`: the device names that a session's earlier plans gave its stateful ops, by op name, updated with
+    this plan's. As TF's placer, a stateful op (and its colocation group) stays where it was first placed: its
+    resource lives there, and a variable initialized on one device must not be updated on another.
     """
     leaders = colocation_groups(ops)
     members: dict[Operation, list[Operation]] = {}
     for op in ops:
         members.setdefault(leaders[op], []).append(op)
     default = _device.DeviceSpec.from_string(default_task) if default_task else None
-    feasible = {leader: _feasible(group, devices, allow_soft_placement, default) for leader, group in members.items()}
+    stateful = {} if stateful is None else stateful
+    by_name = {d.name: d for d in devices}
+    users = _resource_users(ops)
+    feasible = {}
+    for leader, group in members.items():
+        candidates = _feasible_in_graph(group, users, devices, allow_soft_placement, default)
+        kept = [by_name[stateful[op.name]] for op in group if by_name.get(stateful.get(op.name)) in candidates]
+        feasible[leader] = kept[:1] or candidates
     placement: dict[Operation, LocalDevice] = {}
     group_device: dict[Operation, LocalDevice] = {}
     device_free = {d.name: 0.0 for d in devices}
@@ -80,7 +91,33 @@ def place(ops: list[Operation], dependencies: dict, devices: list[LocalDevice],
         op.placement_reasons = {"estimated_finish_us": estimates,
                                 "constraint": op.device or None,
                                 "colocated_with": leader.name if leader is not op else None}
+        if op.op_def.stateful:
+            stateful[op.name] = chosen.name
     return placement
+
+
+def _resource_users(ops: list[Operation]) -> dict[Operation, list[Operation]]:
+    """For each op of `ops` that outputs a resource, every op of the graph that uses it (in this plan or not)."""
+    owners = {op for op in ops if any(t.dtype.name == "resource" for t in op.outputs)}
+    users: dict[Operation, list[Operation]] = {}
+    if owners:
+        for op in ops[0].graph.get_operations():
+            for tensor in op.inputs:
+                if tensor.op in owners and tensor.dtype.name == "resource":
+                    users.setdefault(tensor.op, []).append(op)
+    return users
+
+
+def _feasible_in_graph(group: list[Operation], users: dict, devices: list[LocalDevice], soft: bool,
+                       default: _device.DeviceSpec | None) -> list[LocalDevice]:
+    """The devices a group may go to, counting the graph's other users of its resources, as TF places the whole
+    graph: a variable first read by its initializer goes where the op updating it asked to be (when they agree)."""
+    members = set(group)
+    others = [user for op in group for user in users.get(op, ()) if user not in members]
+    if others:
+        with contextlib.suppress(InvalidArgumentError):
+            return _feasible(group + list(dict.fromkeys(others)), devices, soft, default)
+    return _feasible(group, devices, soft, default)
 
 
 def _feasible(group: list[Operation], devices: list[LocalDevice], soft: bool,

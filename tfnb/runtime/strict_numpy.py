@@ -7,6 +7,10 @@ the same, holding a NumPy array inside, and the namespace (`STRICT_XP`) wraps Nu
 that they take and give StrictArrays, as CuPy's take and give device arrays. A session with
 `device_count={"STRICT": 1}` has a device `/device:STRICT:0` using it: every registry example runs
 there in the tests, so a kernel that would break on a GPU breaks on every machine.
+
+`STRICT_XP.fuse(fn)` stands for `cupy.fuse`: it calls `fn` on FusionValues, which, as CuPy's fusion
+variables, allow only ufuncs, `where`, `clip` and operators on the function's arguments and scalars, so a
+chain of kernels that CuPy could not compile into one kernel fails here too (tfnb/runtime/fusion.py).
 """
 
 from __future__ import annotations
@@ -57,11 +61,16 @@ def _wrap(value):
 
 def _on_device(fn, host_allowed: bool = False):
     """`fn` (a NumPy function) taking and giving device arrays (and host arrays too when `host_allowed`)."""
+    name = getattr(fn, "__name__", "function")
 
     def call(*args, **kwargs):
+        if _fusing(args) or _fusing(kwargs.values()):
+            if name not in _FUSABLE_FUNCTIONS:
+                raise TypeError(f"{_NOT_FUSABLE} {name} is not one of them.")
+            return _fused(fn, args, kwargs)
         return _wrap(fn(*_unwrap(args, host_allowed), **_unwrap(kwargs, host_allowed)))
 
-    call.__name__ = getattr(fn, "__name__", "function")
+    call.__name__ = name
     return call
 
 
@@ -168,6 +177,25 @@ class StrictArray:
         return id(self)
 
 
+def _fusion_operands(values) -> list:
+    """The NumPy operands of a fused computation: FusionValues' data, scalars as they are; arrays refused."""
+    operands = []
+    for value in values:
+        if type(value) is FusionValue:
+            value = value._data
+        elif isinstance(value, StrictArray | np.ndarray):
+            raise TypeError(f"{_NOT_FUSABLE} an array that is not an argument of the fused function was used.")
+        operands.append(value)
+    return operands
+
+
+def _fused(fn, args: tuple, kwargs: dict):
+    """`fn` (NumPy's) on the data of FusionValues and scalars, as a FusionValue."""
+    if kwargs:
+        raise TypeError(f"{_NOT_FUSABLE} {getattr(fn, '__name__', fn)} was given keyword arguments {sorted(kwargs)}.")
+    return FusionValue(np.asarray(fn(*_fusion_operands(args))))
+
+
 def _operator(name: str):
     method = getattr(np.ndarray, name)
 
@@ -199,6 +227,64 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "
     setattr(StrictArray, f"__i{_name}__", _in_place(f"__i{_name}__"))
 
 
+_NOT_FUSABLE = ("A function compiled with fuse (as cupy.fuse) may use only ufuncs, where, clip and operators on its "
+                "arguments and scalars:")
+# Namespace functions that CuPy's fusion compiles as ufuncs.
+_FUSABLE_FUNCTIONS = frozenset({"where", "clip"})
+
+
+class FusionValue:
+    """What a function compiled with `fuse` gets for a device array: as CuPy's fusion variables, it has a dtype
+    and a number of dimensions, takes part in ufuncs and operators, and refuses everything else."""
+
+    __slots__ = ("_data",)
+    __array_ufunc__ = None
+
+    def __init__(self, data: np.ndarray) -> None:
+        self._data = data
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError(f"{_NOT_FUSABLE} a fusion variable was converted to a NumPy array.")
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise TypeError(f"{_NOT_FUSABLE} numpy.{func.__name__} was given a fusion variable.")
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def __getattr__(self, name: str):
+        raise TypeError(f"{_NOT_FUSABLE} .{name} of a fusion variable was read.")
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"{_NOT_FUSABLE} a fusion variable was used as a condition.")
+
+
+def _fusion_operator(name: str):
+    method = getattr(np.ndarray, name)
+
+    def apply(self, *others):
+        return FusionValue(np.asarray(method(self._data, *_fusion_operands(others))))
+
+    apply.__name__ = name
+    return apply
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
+    setattr(FusionValue, f"__{_name}__", _fusion_operator(f"__{_name}__"))
+    setattr(FusionValue, f"__r{_name}__", _fusion_operator(f"__r{_name}__"))
+for _name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert"):
+    setattr(FusionValue, f"__{_name}__", _fusion_operator(f"__{_name}__"))
+
+
+def _fusing(values) -> bool:
+    return any(type(value) is FusionValue for value in values)
+
+
 class _Ufunc:
     """A NumPy ufunc on device arrays, with the methods CuPy's ufuncs have (reduce, accumulate, at, ...)."""
 
@@ -208,6 +294,8 @@ class _Ufunc:
         self.nin, self.nout = ufunc.nin, ufunc.nout
 
     def __call__(self, *args, **kwargs):
+        if _fusing(args):
+            return _fused(self._ufunc, args, kwargs)
         return _wrap(self._ufunc(*_unwrap(args), **_unwrap(kwargs)))
 
     def __getattr__(self, name: str):
@@ -241,9 +329,28 @@ class StrictNamespace(types.SimpleNamespace):
         self.__dict__[name] = value
         return value
 
+    def fuse(self, fn):
+        """CuPy's `fuse`: `fn` as one kernel over device arrays (here: run on FusionValues, see the module)."""
+
+        def fused(*args):
+            if not any(type(arg) is StrictArray for arg in args):
+                return fn(*args)  # as CuPy, which compiles nothing without a device array among the arguments
+            result = fn(*(FusionValue(arg._data) if type(arg) is StrictArray else arg for arg in args))
+            if isinstance(result, tuple):
+                return tuple(_from_fusion(value) for value in result)
+            return _from_fusion(result)
+
+        fused.__name__ = getattr(fn, "__name__", "fused")
+        return fused
+
     def asnumpy(self, value):
         """CuPy's `asnumpy`: a device array copied to the host (host values as they are)."""
         return value.get() if isinstance(value, StrictArray) else np.asarray(value)
+
+
+def _from_fusion(value):
+    """A fused function's result as a device array."""
+    return StrictArray(value._data) if type(value) is FusionValue else _wrap(np.asarray(value))
 
 
 STRICT_XP = StrictNamespace()

@@ -201,3 +201,78 @@ def test_a_weight_gradient_that_is_fetched_is_not_fused_into_the_descent():
         assert "update_w" not in "".join(line for line in sess.plan([train, gradient], feeds).source.splitlines()
                                          if "fused" in line)
 
+
+
+# -- elementwise groups, on a device that compiles them (tests/tfnb/runtime/test_strict_device.py) ----------
+
+STRICT = "/device:STRICT:0"
+ON_STRICT = tf.ConfigProto(device_count={"STRICT": 1})
+
+
+def elementwise_model():
+    x, b = tf.placeholder(tf.float32, [16, 8], name="x"), tf.placeholder(tf.float32, [8], name="b")
+    with tf.device(STRICT):
+        y = tf.tanh(x * 2.0 + b, name="y")
+        z = tf.multiply(tf.nn.relu(y - 0.5), y, name="z")
+        total = tf.reduce_sum(z, name="total")
+    rng = np.random.default_rng(5)
+    return (x, b), (y, z, total), {x: rng.standard_normal((16, 8)).astype(np.float32),
+                                   b: rng.standard_normal(8).astype(np.float32)}
+
+
+def test_an_elementwise_chain_on_a_device_that_compiles_it_is_one_line():
+    _, (_, _, total), feeds = elementwise_model()
+    with tf.Session(config=ON_STRICT) as sess:
+        fused = sess.run(total, feeds)
+        lines = fused_lines(sess)
+    with tf.Session(config=tf.ConfigProto(device_count={"STRICT": 1}, graph_options=UNFUSED.graph_options)) as sess:
+        unfused = sess.run(total, feeds)
+    assert [line.count(" = ") for line in lines] == [6]    # Mul, Add, Tanh, Sub, Relu, Mul; the Sum ends it
+    assert "y = Tanh" in lines[0] and "z = Mul" in lines[0]
+    np.testing.assert_allclose(fused, unfused, rtol=1e-6)
+    with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:   # NumPy has no fuse
+        np.testing.assert_allclose(sess.run(total, feeds), fused, rtol=1e-5)
+        assert not fused_lines(sess)
+
+
+def test_an_elementwise_group_still_gives_the_values_fetched_or_read_outside_it():
+    _, (y, z, total), feeds = elementwise_model()
+    with tf.device(STRICT):
+        scaled = y / tf.reduce_max(y)     # the reduction reads y before the division: y's group ends there
+    with tf.Session(config=ON_STRICT) as sess:
+        values = sess.run([y, z, total, scaled], feeds)
+        lines = fused_lines(sess)
+    with tf.Session(config=tf.ConfigProto(device_count={"STRICT": 1}, graph_options=UNFUSED.graph_options)) as sess:
+        expected = sess.run([y, z, total, scaled], feeds)
+    assert lines and not any("truediv" in line for line in lines)
+    for value, reference in zip(values, expected):
+        np.testing.assert_allclose(value, reference, rtol=1e-6)
+
+
+def test_a_failing_elementwise_group_names_the_op_that_fails():
+    x, y = tf.placeholder(tf.float32, [None], name="x"), tf.placeholder(tf.float32, [None], name="y")
+    with tf.device(STRICT):
+        out = tf.exp(tf.add(x * 2.0, y, name="sum"))
+    with tf.Session(config=ON_STRICT) as sess:
+        np.testing.assert_allclose(sess.run(out, {x: [0.0, 1.0], y: [1.0, 0.0]}), np.exp([1.0, 2.0]), rtol=1e-6)
+        assert len(fused_lines(sess)) == 1
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(out, {x: np.zeros(3, np.float32), y: np.zeros(4, np.float32)})
+    assert info.value.op.name == "sum"
+
+
+@pytest.mark.gpu
+def test_an_elementwise_chain_on_a_gpu_is_one_cupy_kernel_and_matches_the_cpu():
+    x, b = tf.placeholder(tf.float32, [64, 32]), tf.placeholder(tf.float32, [32])
+    with tf.device("/device:GPU:0"):
+        y = tf.nn.relu(tf.tanh(x * 2.0 + b) - 0.5) * tf.sigmoid(x)
+        grad = tf.gradients(tf.reduce_sum(y * y), [x, b])
+    rng = np.random.default_rng(6)
+    feeds = {x: rng.standard_normal((64, 32)).astype(np.float32), b: rng.standard_normal(32).astype(np.float32)}
+    with tf.Session() as sess:
+        on_gpu = sess.run([y] + grad, feeds)
+        assert fused_lines(sess)
+    with tf.Session(config=tf.ConfigProto(device_count={"GPU": 0}, allow_soft_placement=True)) as sess:
+        on_cpu = sess.run([y] + grad, feeds)
+    for gpu_value, cpu_value in zip(on_gpu, on_cpu):
+        np.testing.assert_allclose(gpu_value, cpu_value, rtol=1e-5, atol=1e-6)

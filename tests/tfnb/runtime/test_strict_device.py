@@ -17,7 +17,10 @@ from registry_cases import (
 )
 
 import tfnb as tf
-from tfnb.kernels import has_kernel
+from tfnb.kernels import find_kernel, has_kernel
+from tfnb.runtime.binding import KernelCache
+from tfnb.runtime.devices import local_devices
+from tfnb.runtime.resources import ResourceManager
 from tfnb.runtime.strict_numpy import STRICT_XP, StrictArray
 
 STRICT = "/device:STRICT:0"
@@ -44,6 +47,47 @@ def test_strict_arrays_refuse_numpy_as_cupy_arrays_do():
         np.concatenate([x, x])
     np.testing.assert_array_equal(STRICT_XP.concatenate([x, x]).get(), np.concatenate([x.get(), x.get()]))
     np.testing.assert_array_equal((x * 2 + 1).get(), x.get() * 2 + 1)
+
+
+def test_fused_functions_allow_only_what_cupy_fuse_compiles():
+    x = STRICT_XP.asarray(np.arange(4.0) - 2)
+    fused = STRICT_XP.fuse(lambda a, b: STRICT_XP.where(a > 0, STRICT_XP.tanh(a * 2 + b), 1 / (1 + STRICT_XP.exp(-a))))
+    expected = np.where(x.get() > 0, np.tanh(x.get() * 2 + 1.0), 1 / (1 + np.exp(-x.get())))
+    np.testing.assert_array_equal(fused(x, 1.0).get(), expected)
+    for refused in (lambda a: a.reshape(2, 2), lambda a: STRICT_XP.sum(a), lambda a: a + x,
+                    lambda a: STRICT_XP.add(a, 1, out=a), lambda a: a if a else a):
+        with pytest.raises(TypeError, match="compiled with fuse"):
+            STRICT_XP.fuse(refused)(x)
+    with pytest.raises(TypeError):
+        STRICT_XP.fuse(lambda a: np.add(a, 1))(x)
+
+
+ELEMENTWISE_CASES = [(t, i, e) for t, i, e in CASES
+                     if find_kernel(t, "STRICT") is not None and find_kernel(t, "STRICT").elementwise]
+
+
+@pytest.mark.parametrize("op_type,index,example", ELEMENTWISE_CASES, ids=[f"{t}-{i}" for t, i, _ in ELEMENTWISE_CASES])
+def test_every_elementwise_kernel_compiles_into_a_fused_kernel(op_type, index, example):
+    # Kernels registered `elementwise` join fused groups on GPUs (tfnb/runtime/fusion.py): each must run inside
+    # cupy.fuse, where only ufuncs and operators on the arguments and scalars exist.
+    device = local_devices({"STRICT": 1})[-1]
+    kernels = KernelCache(ResourceManager())
+    checked = 0
+    for dtype, values in example_values(op_type, index, example):
+        graph, inputs, _ = example_graph(example, dtype, values, True, STRICT)
+        with graph.as_default(), tf.Session(graph=graph, config=CONFIG) as sess:
+            for op in [op for op in graph.get_operations() if op.type == op_type]:
+                kernel_def = find_kernel(op_type, "STRICT")
+                if not op.outputs[0].shape.ndims or not kernel_def.computes_elementwise(
+                        tuple(t.dtype.np_dtype for t in op.inputs)):
+                    continue
+                arguments = [STRICT_XP.asarray(v) for v in sess.run(list(op.inputs), dict(zip(inputs, values)))]
+                kernel, _ = kernels.bind(op, device)
+                np.testing.assert_array_equal(STRICT_XP.fuse(kernel)(*arguments).get(), kernel(*arguments).get(),
+                                              err_msg=f"{op_type} example {index} in {dtype.name}")
+                checked += 1
+    if not checked:
+        pytest.skip(f"{op_type} example {index} has no output of at least one dimension on which it is elementwise")
 
 
 @pytest.mark.parametrize("op_type,index,example", CASES, ids=[f"{t}-{i}" for t, i, _ in CASES])

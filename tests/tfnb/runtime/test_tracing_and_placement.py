@@ -159,3 +159,20 @@ def test_bfloat16_transfers_halve_the_bytes_moved_and_training_still_learns():
     assert lossy_bytes * 2 == exact_bytes > 0
     assert lossy[-1] < 0.5 * lossy[0] and exact[-1] < 0.5 * exact[0]
     assert lossy != exact  # the low bits were lost on the way, and the run shows it
+
+
+def test_a_variable_stays_on_the_device_its_first_plan_gave_it():
+    # Unconstrained ops go where the cost model says; a stateful op keeps the device of its first plan, as in TF,
+    # so a variable initialized on one device is updated there, whatever later plans would choose.
+    x = tf.placeholder(tf.float32, [4, 3], name="x")
+    w = tf.Variable(np.ones((3, 3), np.float32), name="w")
+    with tf.device("/device:STRICT:0"):
+        loss = tf.reduce_sum(tf.square(tf.matmul(x, w)))
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    with tf.Session(config=tf.ConfigProto(device_count={"STRICT": 1})) as sess:
+        sess.run(tf.global_variables_initializer())
+        first = w.op.assigned_device
+        losses = [sess.run([loss, train], {x: np.ones((4, 3), np.float32)})[0] for _ in range(2)]
+        updates = [op for op in sess.last_plan().ops if op.type == "ResourceApplyGradientDescent"]
+        assert w.op.assigned_device == first and updates[0].assigned_device == first
+    assert losses[1] < losses[0]
