@@ -231,6 +231,8 @@ def _fuse_elementwise(steps: list[Step], fetched: set[str], compilers: dict[str,
         members = [steps[p] for p in positions]
         inside = set(positions)
         outputs = [v for m in members for v in m.outputs if v in fetched or readers[v] - inside]
+        if not outputs:   # ops run as targets only (tf.group(tf.tanh(x * 2))): their lines stay as they are
+            continue
         inputs = list(dict.fromkeys(a for m in members for a in m.args if a not in group.values))
         compiled = compilers[group.device](_composed(members, inputs, outputs))
         drop.update(positions[:-1])

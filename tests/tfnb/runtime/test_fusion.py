@@ -276,3 +276,12 @@ def test_an_elementwise_chain_on_a_gpu_is_one_cupy_kernel_and_matches_the_cpu():
         on_cpu = sess.run([y] + grad, feeds)
     for gpu_value, cpu_value in zip(on_gpu, on_cpu):
         np.testing.assert_allclose(gpu_value, cpu_value, rtol=1e-5, atol=1e-6)
+
+
+def test_elementwise_ops_run_only_as_targets_stay_unfused_and_run():
+    x = tf.placeholder(tf.float32, [4])
+    with tf.device(STRICT):
+        y = tf.tanh(x * 2.0)
+    with tf.Session(config=ON_STRICT) as sess:
+        assert sess.run(tf.group(y), {x: np.ones(4)}) is None
+        assert not fused_lines(sess) and "Tanh(" in plan_source(sess)
