@@ -1,9 +1,11 @@
-"""MLP training step: tfnb vs a hand-written NumPy step with preallocated buffers (and TF1)."""
+"""MLP training step: tfnb vs a hand-written NumPy step with preallocated buffers (and TF1), each contender in a
+process of its own (benchmarks/isolated.py), the processes taking turns."""
 
 from __future__ import annotations
 
 import tfnb
-from benchmarks.harness import interleaved_medians, optional_tensorflow, report
+from benchmarks.harness import optional_tensorflow, report
+from benchmarks.isolated import isolated_medians
 from benchmarks.mlp_numpy import SIZES, NumpyMLP, batch, initial_parameters
 
 LEARNING_RATE = 0.1
@@ -30,22 +32,36 @@ def build_mlp(lib, params, batch_size: int = 128):
     return session, x, labels, loss, train
 
 
-def main() -> None:
+def numpy_contender():
+    """One hand-written NumPy step (a factory for benchmarks.isolated)."""
+    floor, (x_value, label_value) = NumpyMLP(initial_parameters(), learning_rate=LEARNING_RATE), batch(0)
+    return lambda: floor.step(x_value, label_value)
+
+
+def tfnb_contender():
+    return _session_step(tfnb)
+
+
+def tf1_contender():
     tf1 = optional_tensorflow()
-    params = initial_parameters()
-    x_value, label_value = batch(0)
-    floor = NumpyMLP(params, learning_rate=LEARNING_RATE)
-    sess, x, labels, loss, train = build_mlp(tfnb, params)
-    feeds = {x: x_value, labels: label_value}
-    contenders = {"numpy floor (preallocated)": lambda: floor.step(x_value, label_value),
-                  "tfnb Session.run": lambda: sess.run([loss, train], feeds)}
-    if tf1 is not None:
-        tf_sess, tf_x, tf_labels, tf_loss, tf_train = build_mlp(tf1, params)
-        tf_feeds = {tf_x: x_value, tf_labels: label_value}
-        contenders["tf1 Session.run"] = lambda: tf_sess.run([tf_loss, tf_train], tf_feeds)
-    medians = interleaved_medians(contenders, rounds=15, number=10, pause=0.1)
-    report("MLP 784-512-512-10 training step, batch 128, SGD", medians, "numpy floor (preallocated)", 1e-3, "ms",
-           "tfnb ≤ 1.05x numpy floor")
+    return None if tf1 is None else _session_step(tf1)
+
+
+def _session_step(lib):
+    sess, x, labels, loss, train = build_mlp(lib, initial_parameters())
+    feeds = dict(zip((x, labels), batch(0)))
+    return lambda: sess.run([loss, train], feeds)
+
+
+CONTENDERS = {"numpy floor (preallocated)": "benchmarks.bench_mlp:numpy_contender",
+              "tfnb Session.run": "benchmarks.bench_mlp:tfnb_contender",
+              "tf1 Session.run": "benchmarks.bench_mlp:tf1_contender"}
+
+
+def main() -> None:
+    medians = isolated_medians(CONTENDERS, rounds=15, number=10, pause=0.1)
+    report("MLP 784-512-512-10 training step, batch 128, SGD; each in its own process", medians,
+           "numpy floor (preallocated)", 1e-3, "ms", "tfnb ≤ 1.0x numpy floor")
     check_losses_match()
 
 
