@@ -234,9 +234,10 @@ def _fuse_elementwise(steps: list[Step], fetched: set[str], compilers: dict[str,
         if not outputs:   # ops run as targets only (tf.group(tf.tanh(x * 2))): their lines stay as they are
             continue
         inputs = list(dict.fromkeys(a for m in members for a in m.args if a not in group.values))
-        compiled = compilers[group.device](_composed(members, inputs, outputs))
+        compiled = compilers[group.device](_composed(members, inputs, outputs, _called))
         drop.update(positions[:-1])
-        fused[positions[-1]] = replace(members[0], kernel=_replaying(compiled, _members_replay(members, inputs)),
+        replay = _composed(members, inputs, outputs, _tagged)
+        fused[positions[-1]] = replace(members[0], kernel=_replaying(compiled, replay),
                                        args=inputs, outputs=outputs, fused=tuple(m.node for m in members))
     return _rebuilt(steps, fused, drop)
 
@@ -251,28 +252,21 @@ def _elementwise(step: Step, compilers: dict[str, Callable]) -> bool:
     return bool(ndims) and kernel_def.computes_elementwise(tuple(t.dtype.np_dtype for t in step.op.inputs))
 
 
-def _composed(members: list[Step], inputs: list[str], outputs: list[str]) -> Callable:
-    """One function computing the members' values from the group's inputs: what the device compiles."""
-    calls = [(member.kernel, member.args, member.outputs[0]) for member in members]
+def _composed(members: list[Step], inputs: list[str], outputs: list[str], call: Callable) -> Callable:
+    """One function computing the members' values from the group's inputs, each by `call(member, *args)`: what the
+    device compiles (calling the kernels), and its replay (each op's error naming it, _tagged)."""
 
     def group(*values):
         env = dict(zip(inputs, values))
-        for kernel, args, output in calls:
-            env[output] = kernel(*[env[a] for a in args])
+        for member in members:
+            env[member.outputs[0]] = call(member, *[env[a] for a in member.args])
         return tuple(env[o] for o in outputs) if len(outputs) > 1 else env[outputs[0]]
 
     return group
 
 
-def _members_replay(members: list[Step], inputs: list[str]):
-    """The group's ops one by one, from the fused line's arguments (each op's error names it)."""
-
-    def replay(*values):
-        env = dict(zip(inputs, values))
-        for member in members:
-            env[member.outputs[0]] = _tagged(member, *[env[a] for a in member.args])
-
-    return replay
+def _called(step: Step, *args):
+    return step.kernel(*args)
 
 
 # -- running and replaying ------------------------------------------------------------------------

@@ -196,11 +196,12 @@ def _fused(fn, args: tuple, kwargs: dict):
     return FusionValue(np.asarray(fn(*_fusion_operands(args))))
 
 
-def _operator(name: str):
+def _operator(name: str, compute):
+    """NumPy's array operator `name` as a method: `compute(method, operands)` applies it to the operands' data."""
     method = getattr(np.ndarray, name)
 
     def apply(self, *others):
-        return _wrap(method(self._data, *_unwrap(others)))
+        return compute(method, (self,) + others)
 
     apply.__name__ = name
     return apply
@@ -217,13 +218,22 @@ def _in_place(name: str):
     return apply
 
 
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
-              "rshift", "divmod"):
-    setattr(StrictArray, f"__{_name}__", _operator(f"__{_name}__"))
-    setattr(StrictArray, f"__r{_name}__", _operator(f"__r{_name}__"))
-for _name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert"):
-    setattr(StrictArray, f"__{_name}__", _operator(f"__{_name}__"))
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
+_ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor")
+_COMPARISONS_AND_UNARY = ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert")
+
+
+def _install_operators(cls, compute, binary: tuple) -> None:
+    """Gives `cls` the binary operators `binary` (and their reflections), comparisons and unary operators."""
+    for name in binary:
+        setattr(cls, f"__{name}__", _operator(f"__{name}__", compute))
+        setattr(cls, f"__r{name}__", _operator(f"__r{name}__", compute))
+    for name in _COMPARISONS_AND_UNARY:
+        setattr(cls, f"__{name}__", _operator(f"__{name}__", compute))
+
+
+_install_operators(StrictArray, lambda method, operands: _wrap(method(*_unwrap(operands))),
+                   _ARITHMETIC + ("matmul", "lshift", "rshift", "divmod"))
+for _name in _ARITHMETIC:
     setattr(StrictArray, f"__i{_name}__", _in_place(f"__i{_name}__"))
 
 
@@ -264,21 +274,7 @@ class FusionValue:
         raise TypeError(f"{_NOT_FUSABLE} a fusion variable was used as a condition.")
 
 
-def _fusion_operator(name: str):
-    method = getattr(np.ndarray, name)
-
-    def apply(self, *others):
-        return FusionValue(np.asarray(method(self._data, *_fusion_operands(others))))
-
-    apply.__name__ = name
-    return apply
-
-
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
-    setattr(FusionValue, f"__{_name}__", _fusion_operator(f"__{_name}__"))
-    setattr(FusionValue, f"__r{_name}__", _fusion_operator(f"__r{_name}__"))
-for _name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert"):
-    setattr(FusionValue, f"__{_name}__", _fusion_operator(f"__{_name}__"))
+_install_operators(FusionValue, lambda method, operands: _fused(method, operands, {}), _ARITHMETIC)
 
 
 def _fusing(values) -> bool:
