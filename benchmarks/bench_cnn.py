@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import tfnb
-from benchmarks.harness import optional_tensorflow, report
+from benchmarks.harness import optional_tensorflow, report, training_step
 from benchmarks.isolated import isolated_medians
 from tfnb.kernels.conv import chosen_algorithms
 
@@ -82,9 +82,7 @@ def torch_step(params, x_value, label_value):
 
 def tfnb_contender(config=None):
     """One tfnb training step on the benchmark's weights and batch (a factory for benchmarks.isolated)."""
-    sess, x, labels, loss, train = build_cnn(tfnb, initial_parameters(), config)
-    feeds = dict(zip((x, labels), batch()))
-    return lambda: sess.run([loss, train], feeds)
+    return training_step(build_cnn(tfnb, initial_parameters(), config), batch())
 
 
 def tfnb_one_thread_contender():
@@ -99,9 +97,7 @@ def tf1_contender():
     tf1 = optional_tensorflow()
     if tf1 is None:
         return None
-    sess, x, labels, loss, train = build_cnn(tf1, initial_parameters())
-    feeds = dict(zip((x, labels), batch()))
-    return lambda: sess.run([loss, train], feeds)
+    return training_step(build_cnn(tf1, initial_parameters()), batch())
 
 
 CONTENDERS = {"tfnb Session.run": "benchmarks.bench_cnn:tfnb_contender",

@@ -123,7 +123,8 @@ def sync_steps_per_second(server, replicas: int, aggregated: int) -> float:
     def replica(task: int) -> None:
         graph = tfnb.Graph()
         with graph.as_default():
-            setter = tfnb.train.replica_device_setter(cluster=server.cluster_spec, worker_device=f"/job:worker/task:{task}")
+            setter = tfnb.train.replica_device_setter(cluster=server.cluster_spec,
+                                                      worker_device=f"/job:worker/task:{task}")
             with tfnb.device(setter):
                 w = tfnb.Variable(tfnb.zeros([256, 256]), name="w")
                 loss = tfnb.reduce_sum(tfnb.square(w - 1.0))

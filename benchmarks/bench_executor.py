@@ -13,7 +13,8 @@ from benchmarks.harness import (
 )
 
 CHAIN = 1000
-NO_REWRITES = tfnb.ConfigProto(graph_options=tfnb.GraphOptions(tfnb.OptimizerOptions(opt_level=tfnb.OptimizerOptions.L0)))
+NO_REWRITES = tfnb.ConfigProto(
+    graph_options=tfnb.GraphOptions(tfnb.OptimizerOptions(opt_level=tfnb.OptimizerOptions.L0)))
 
 
 def chain_graph(lib, shape, session_kwargs):

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import tfnb
-from benchmarks.harness import optional_tensorflow, report
+from benchmarks.harness import optional_tensorflow, report, training_step
 from benchmarks.isolated import isolated_medians
 
 BATCH, STEPS, INPUTS, UNITS, CLASSES = 128, 28, 28, 128, 10
@@ -96,9 +96,7 @@ def torch_step(params, x_value, label_value):
 
 def tfnb_contender(config=None):
     """One tfnb training step (a factory for benchmarks.isolated)."""
-    sess, x, labels, loss, train = build_lstm(tfnb, initial_parameters(), config)
-    feeds = dict(zip((x, labels), batch()))
-    return lambda: sess.run([loss, train], feeds)
+    return training_step(build_lstm(tfnb, initial_parameters(), config), batch())
 
 
 def tfnb_one_thread_contender():
@@ -109,9 +107,7 @@ def tf1_contender():
     tf1 = optional_tensorflow()
     if tf1 is None:
         return None
-    sess, x, labels, loss, train = build_lstm(tf1, initial_parameters())
-    feeds = dict(zip((x, labels), batch()))
-    return lambda: sess.run([loss, train], feeds)
+    return training_step(build_lstm(tf1, initial_parameters()), batch())
 
 
 def torch_contender():

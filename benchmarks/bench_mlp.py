@@ -4,7 +4,7 @@ process of its own (benchmarks/isolated.py), the processes taking turns."""
 from __future__ import annotations
 
 import tfnb
-from benchmarks.harness import optional_tensorflow, report
+from benchmarks.harness import optional_tensorflow, report, training_step
 from benchmarks.isolated import isolated_medians
 from benchmarks.mlp_numpy import SIZES, NumpyMLP, batch, initial_parameters
 
@@ -39,18 +39,12 @@ def numpy_contender():
 
 
 def tfnb_contender():
-    return _session_step(tfnb)
+    return training_step(build_mlp(tfnb, initial_parameters()), batch(0))
 
 
 def tf1_contender():
     tf1 = optional_tensorflow()
-    return None if tf1 is None else _session_step(tf1)
-
-
-def _session_step(lib):
-    sess, x, labels, loss, train = build_mlp(lib, initial_parameters())
-    feeds = dict(zip((x, labels), batch(0)))
-    return lambda: sess.run([loss, train], feeds)
+    return None if tf1 is None else training_step(build_mlp(tf1, initial_parameters()), batch(0))
 
 
 CONTENDERS = {"numpy floor (preallocated)": "benchmarks.bench_mlp:numpy_contender",

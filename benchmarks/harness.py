@@ -42,6 +42,14 @@ def report(title: str, medians: dict[str, float], baseline: str, unit: float = 1
         print(f"  {name:<28} {seconds / unit:10.2f} {unit_name}   {seconds / base:6.2f}x {baseline}")
 
 
+def training_step(built: tuple, inputs: tuple) -> Callable[[], list]:
+    """One training step, `sess.run([loss, train], feeds)`, of a model built as (session, x, labels, loss, train)
+    and fed `inputs` (x's and labels' values): what a side-by-side contender times."""
+    sess, x, labels, loss, train = built
+    feeds = dict(zip((x, labels), inputs))
+    return lambda: sess.run([loss, train], feeds)
+
+
 def optional_tensorflow():
     """TF1 graph mode (tf.compat.v1) if the bench extra is installed, else None.
 
