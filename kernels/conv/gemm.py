@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 
 from tfnb.framework.common_shapes import Axis, Geometry
-from tfnb.kernels.conv.scratch import Scratch, in_turns, on_canvas, row_pieces, window_view
+from tfnb.kernels.conv.scratch import Scratch, each_chunk, on_canvas, row_pieces, window_view
 
 # Bytes of im2col columns per chunk, at least: a chunk stays near the CPU caches between its copy and its product.
 _CHUNK_BYTES = 2 << 20
@@ -20,21 +20,19 @@ def _im2col_products(scratch: Scratch, x, geo: Geometry, product, chunk_bytes: i
     """product(positions, columns) per chunk of x's im2col matrix, in order; chunks taken in turns by the threads.
 
     The column matrix has one row per output position (image-major, then output rows and columns) and
-    kh*kw*C columns; chunks are whole output rows, of about `chunk_bytes` (at least _CHUNK_BYTES).
-    `positions` are the chunk's rows of the flattened output.
+    kh*kw*C columns; chunks are even runs of whole output rows, of about `chunk_bytes` (at least _CHUNK_BYTES),
+    as many as a multiple of the run's threads (each_chunk). `positions` are the chunk's rows of the flattened
+    output.
     """
     xp, canvas = scratch.xp, on_canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas)
-    taps, width, count = geo.h.taps * geo.w.taps * x.shape[3], geo.w.out, x.shape[0] * geo.h.out
-    step = max(1, max(chunk_bytes, _CHUNK_BYTES) // max(width * taps * x.itemsize, 1))
-    chunks = [slice(first, min(first + step, count)) for first in range(0, count, step)]
+    taps, width = geo.h.taps * geo.w.taps * x.shape[3], geo.w.out
     pointwise = taps == x.shape[3] and canvas is x and geo.h.stride == geo.w.stride == 1
 
-    def run(index: int):
-        rows = chunks[index]
+    def run(rows: slice):
         positions = slice(rows.start * width, rows.stop * width)
         if pointwise:  # a 1x1 window at every position: the input itself is the column matrix
             return product(positions, x.reshape(-1, taps)[positions])
-        columns = scratch("columns", (step * width, taps), x.dtype)[:(rows.stop - rows.start) * width]
+        columns = scratch("columns", ((rows.stop - rows.start) * width, taps), x.dtype)
         offset = 0
         for image, first, end in row_pieces(rows, geo.h.out):
             window = window_view(xp, canvas[image:image + 1], geo)[:, first:end]
@@ -43,7 +41,7 @@ def _im2col_products(scratch: Scratch, x, geo: Geometry, product, chunk_bytes: i
             offset += size
         return product(positions, columns)
 
-    return in_turns(run, len(chunks), count * width * taps)
+    return each_chunk(run, x.shape[0] * geo.h.out, width * taps * x.itemsize, max(chunk_bytes, _CHUNK_BYTES))
 
 
 def gemm_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):

@@ -158,17 +158,18 @@ def window_view(xp, canvas, geo: Geometry, taps_last: bool = False):
     return xp.lib.stride_tricks.as_strided(canvas, shape, strides)
 
 
-def _batch_chunks(batch: int, per_image: int, chunk_bytes: int = 2 << 20) -> list[slice]:
-    """Even slices of the batch, as many as a multiple of the threads that share them.
+def _even_chunks(count: int, per_item: int, chunk_bytes: int = 2 << 20) -> list[slice]:
+    """Even slices of range(count) (images, or rows of them) of `per_item` bytes each, as many as a multiple
+    of the threads that share them.
 
     Where the kernels split work across threads, a chunk holds about `chunk_bytes` of spectrum (or
-    tiles): 2 MiB keeps every stage of a chunk near the CPU caches. Where BLAS has threads of its
-    own, chunks are at least 16 MiB, so that its matrix products are large enough for them.
+    tiles, or columns): 2 MiB keeps every stage of a chunk near the CPU caches. Where BLAS has threads of
+    its own, chunks are at least 16 MiB, so that its matrix products are large enough for them.
     """
     threads = run_width()
     limit = chunk_bytes if threads > 1 else max(chunk_bytes, 16 << 20)
-    count = min(batch, -(-math.ceil(batch * per_image / limit) // threads) * threads)
-    bounds = [batch * i // count for i in range(count + 1)]
+    chunks = min(count, -(-math.ceil(count * per_item / limit) // threads) * threads)
+    bounds = [count * i // chunks for i in range(chunks + 1)]
     return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
 
 
@@ -200,14 +201,13 @@ def slices_in_turns(fn: Callable[[slice], object], n: int, work: float, per_thre
     return in_turns(lambda index: fn(parts[index]), count, work)
 
 
-def each_chunk(fn: Callable[[slice], object], batch: int, per_image: int, chunk_bytes: int = 2 << 20) -> list:
-    """[fn(chunk) for each batch chunk], chunks taken in turns by the run's threads (in_turns)."""
-    chunks = _batch_chunks(batch, per_image, chunk_bytes)
-    return in_turns(lambda index: fn(chunks[index]), len(chunks), batch * per_image)
+def each_chunk(fn: Callable[[slice], object], count: int, per_item: int, chunk_bytes: int = 2 << 20) -> list:
+    """[fn(chunk) for each even chunk of range(count)], chunks taken in turns by the run's threads (in_turns)."""
+    chunks = _even_chunks(count, per_item, chunk_bytes)
+    return in_turns(lambda index: fn(chunks[index]), len(chunks), count * per_item)
 
 
-def per_chunk(fn: Callable[[list[slice]], object], batch: int, per_image: int, chunk_bytes: int = 2 << 20) -> list:
-    """fn(list of batch chunks) per thread, each thread given consecutive chunks; the results in order."""
-    chunks = _batch_chunks(batch, per_image, chunk_bytes)
-    return parallel_parts(lambda part: fn(chunks[part]), len(chunks), batch * per_image)
-
+def per_chunk(fn: Callable[[list[slice]], object], count: int, per_item: int, chunk_bytes: int = 2 << 20) -> list:
+    """fn(list of even chunks of range(count)) per thread, each thread given consecutive chunks; results in order."""
+    chunks = _even_chunks(count, per_item, chunk_bytes)
+    return parallel_parts(lambda part: fn(chunks[part]), len(chunks), count * per_item)

@@ -306,11 +306,14 @@ def test_winograd_chunks_of_tile_rows_that_span_images(monkeypatch):
     geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (10, 9), (3, 3))
     per_row = 36 * 3 * 5 * 8  # F(4x4, 3x3): 3 tiles a row, 5 channels at most, float64
     monkeypatch.setattr(winograd, "_CHUNK_BYTES", per_row * 9 // 4)  # 9 tile rows in 4 chunks: [0, 2), [2, 4), ...
-    algorithm = winograd.WINOGRAD_4X4_3X3
-    np.testing.assert_allclose(algorithm.forward(conv.Scratch(np), x, w, geo),
-                               ref_conv(x, w, (1, 1), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(algorithm.backprop_filter(conv.Scratch(np), x, dy, geo),
-                               ref_backprop_filter(x, w.shape, dy, (1, 1), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
+    algorithm, pieces = winograd.WINOGRAD_4X4_3X3, _chunk_sizes(monkeypatch, winograd)
+    with intra_op.RunThreads(2, 1):  # chunks of _CHUNK_BYTES where kernels split work (16 MiB at least otherwise)
+        np.testing.assert_allclose(algorithm.forward(conv.Scratch(np), x, w, geo),
+                                   ref_conv(x, w, (1, 1), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(algorithm.backprop_filter(conv.Scratch(np), x, dy, geo),
+                                   ref_backprop_filter(x, w.shape, dy, (1, 1), (1, 1), "SAME"), rtol=1e-10,
+                                   atol=1e-10)
+    assert pieces == [[2, 2, 2, 3], [1, 1, 1, 1, 1, 1, 1, 2]]  # filter gradient: x and dy tiles
 
 
 def test_im2col_chunks_of_output_rows_that_span_images(monkeypatch):
@@ -318,12 +321,34 @@ def test_im2col_chunks_of_output_rows_that_span_images(monkeypatch):
     x, w = rng.standard_normal((3, 7, 6, 2)), rng.standard_normal((3, 2, 2, 4))
     dy = rng.standard_normal((3, 4, 3, 4))
     geo = geometry_from_attrs({"strides": [1, 2, 2, 1], "padding": "SAME"}, (7, 6), (3, 2))
-    # Images of 4 output rows; chunks of 3 (forward) and 5 (filter gradient: 4 gradients' bytes) rows.
+    # Images of 4 output rows; chunks of 3 (forward) and 5.3 (filter gradient: 4 gradients' bytes) rows, so
+    # 4 and 3 chunks, rounded up to a multiple of the 2 threads: 4 even chunks of 3 rows each time.
     monkeypatch.setattr(gemm, "_CHUNK_BYTES", 3 * 3 * 12 * 8)  # 3 rows of 3 positions of 12 float64 columns
-    np.testing.assert_allclose(gemm.gemm_forward(conv.Scratch(np), x, w, geo),
-                               ref_conv(x, w, (2, 2), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(gemm.gemm_backprop_filter(conv.Scratch(np), x, dy, geo),
-                               ref_backprop_filter(x, w.shape, dy, (2, 2), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
+    pieces = _chunk_sizes(monkeypatch, gemm)
+    with intra_op.RunThreads(2, 1):
+        np.testing.assert_allclose(gemm.gemm_forward(conv.Scratch(np), x, w, geo),
+                                   ref_conv(x, w, (2, 2), (1, 1), "SAME"), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(gemm.gemm_backprop_filter(conv.Scratch(np), x, dy, geo),
+                                   ref_backprop_filter(x, w.shape, dy, (2, 2), (1, 1), "SAME"), rtol=1e-10,
+                                   atol=1e-10)
+    assert pieces == [[3, 3, 3, 3]] * 2
+
+
+def _chunk_sizes(monkeypatch, module) -> list[list[int]]:
+    """The sizes of the chunks each each_chunk call of `module` makes, recorded as they are made."""
+    sizes = []
+
+    def recorded(fn, count, per_item, chunk_bytes):
+        sizes.append([])
+
+        def sized(chunk):
+            sizes[-1].append(chunk.stop - chunk.start)
+            return fn(chunk)
+
+        return scratch.each_chunk(sized, count, per_item, chunk_bytes)
+
+    monkeypatch.setattr(module, "each_chunk", recorded)
+    return sizes
 
 
 def test_row_pieces_split_chunks_at_image_boundaries():
