@@ -16,13 +16,13 @@ from tfnb.kernels.conv.scratch import Scratch, each_chunk, on_canvas, row_pieces
 _CHUNK_BYTES = 2 << 20
 
 
-def _im2col_products(scratch: Scratch, x, geo: Geometry, product, chunk_bytes: int = 0) -> list:
+def _im2col_products(scratch: Scratch, x, geo: Geometry, product, outputs: int, chunk_bytes: int = 0) -> list:
     """product(positions, columns) per chunk of x's im2col matrix, in order; chunks taken in turns by the threads.
 
     The column matrix has one row per output position (image-major, then output rows and columns) and
     kh*kw*C columns; chunks are even runs of whole output rows, of about `chunk_bytes` (at least _CHUNK_BYTES),
     as many as a multiple of the run's threads (each_chunk). `positions` are the chunk's rows of the flattened
-    output.
+    output. `outputs` is the products' column count: a small input with many filters is work for every thread.
     """
     xp, canvas = scratch.xp, on_canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas)
     taps, width = geo.h.taps * geo.w.taps * x.shape[3], geo.w.out
@@ -41,7 +41,9 @@ def _im2col_products(scratch: Scratch, x, geo: Geometry, product, chunk_bytes: i
             offset += size
         return product(positions, columns)
 
-    return each_chunk(run, x.shape[0] * geo.h.out, width * taps * x.itemsize, max(chunk_bytes, _CHUNK_BYTES))
+    count = x.shape[0] * geo.h.out
+    return each_chunk(run, count, width * taps * x.itemsize, max(chunk_bytes, _CHUNK_BYTES),
+                      work=count * width * taps * outputs)
 
 
 def gemm_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
@@ -54,7 +56,7 @@ def gemm_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
         if epilogue is not None:
             epilogue(rows)
 
-    _im2col_products(scratch, x, geo, product)
+    _im2col_products(scratch, x, geo, product, w.shape[3])
     return out
 
 
@@ -66,7 +68,7 @@ def gemm_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
     flat_dy = dy.reshape(-1, dy.shape[3])
     gradient_bytes = geo.h.taps * geo.w.taps * x.shape[3] * dy.shape[3] * x.itemsize
     parts = _im2col_products(scratch, x, geo, lambda positions, columns: columns.T @ flat_dy[positions],
-                             4 * gradient_bytes)
+                             dy.shape[3], 4 * gradient_bytes)
     return functools.reduce(scratch.xp.add, parts).reshape(geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3])
 
 

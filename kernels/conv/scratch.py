@@ -201,10 +201,14 @@ def slices_in_turns(fn: Callable[[slice], object], n: int, work: float, per_thre
     return in_turns(lambda index: fn(parts[index]), count, work)
 
 
-def each_chunk(fn: Callable[[slice], object], count: int, per_item: int, chunk_bytes: int = 2 << 20) -> list:
-    """[fn(chunk) for each even chunk of range(count)], chunks taken in turns by the run's threads (in_turns)."""
+def each_chunk(fn: Callable[[slice], object], count: int, per_item: int, chunk_bytes: int = 2 << 20,
+               work: float | None = None) -> list:
+    """[fn(chunk) for each even chunk of range(count)], chunks taken in turns by the run's threads (in_turns).
+
+    `work` (element operations, for parallel_parts) defaults to the chunks' bytes.
+    """
     chunks = _even_chunks(count, per_item, chunk_bytes)
-    return in_turns(lambda index: fn(chunks[index]), len(chunks), count * per_item)
+    return in_turns(lambda index: fn(chunks[index]), len(chunks), count * per_item if work is None else work)
 
 
 def per_chunk(fn: Callable[[list[slice]], object], count: int, per_item: int, chunk_bytes: int = 2 << 20) -> list:

@@ -338,17 +338,38 @@ def _chunk_sizes(monkeypatch, module) -> list[list[int]]:
     """The sizes of the chunks each each_chunk call of `module` makes, recorded as they are made."""
     sizes = []
 
-    def recorded(fn, count, per_item, chunk_bytes):
+    def recorded(fn, count, per_item, chunk_bytes, work=None):
         sizes.append([])
 
         def sized(chunk):
             sizes[-1].append(chunk.stop - chunk.start)
             return fn(chunk)
 
-        return scratch.each_chunk(sized, count, per_item, chunk_bytes)
+        return scratch.each_chunk(sized, count, per_item, chunk_bytes, work=work)
 
     monkeypatch.setattr(module, "each_chunk", recorded)
     return sizes
+
+
+def test_a_small_input_with_many_filters_is_work_for_every_thread(monkeypatch):
+    # 2 x 4 x 4 positions of 8 channels (1 KiB of columns), each multiplied by 2,048 filters: 262,144 multiply-adds
+    # per direction, as many as the threads need to share it.
+    rng = np.random.default_rng(16)
+    x, w = rng.standard_normal((2, 4, 4, 8)), rng.standard_normal((1, 1, 8, 2048))
+    dy = rng.standard_normal((2, 4, 4, 2048))
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "VALID"}, (4, 4), (1, 1))
+    works = []
+
+    def recorded(fn, count, per_item, chunk_bytes, work):
+        works.append(work)
+        return scratch.each_chunk(fn, count, per_item, chunk_bytes, work=work)
+
+    monkeypatch.setattr(gemm, "each_chunk", recorded)
+    np.testing.assert_allclose(gemm.gemm_forward(conv.Scratch(np), x, w, geo),
+                               ref_conv(x, w, (1, 1), (1, 1), "VALID"), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(gemm.gemm_backprop_filter(conv.Scratch(np), x, dy, geo),
+                               ref_backprop_filter(x, w.shape, dy, (1, 1), (1, 1), "VALID"), rtol=1e-10, atol=1e-10)
+    assert works == [2 * 4 * 4 * 8 * 2048] * 2 and works[0] >= intra_op.PARALLEL_WORK
 
 
 def test_row_pieces_split_chunks_at_image_boundaries():
