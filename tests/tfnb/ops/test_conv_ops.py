@@ -379,14 +379,14 @@ def test_row_pieces_split_chunks_at_image_boundaries():
 def _recording(splitter, threads: list, label: str):
     """A chunk splitter of scratch.py that also records which threads ran the parts of each call, with `label`."""
 
-    def recorded(fn, *sizes):
+    def recorded(fn, *sizes, **work):
         names = set()
 
         def part(selection):
             names.add(threading.current_thread().name)
             return fn(selection)
 
-        result = splitter(part, *sizes)
+        result = splitter(part, *sizes, **work)
         threads.append((names, label))
         return result
 
