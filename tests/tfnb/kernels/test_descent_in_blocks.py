@@ -9,7 +9,8 @@ from tfnb.kernels import intra_op, training
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_descent_in_blocks_matches_the_formula(monkeypatch, threads):
-    monkeypatch.setattr(training, "_DESCENT_BLOCK", 7)  # 16 blocks of 7 elements and more: the blocked path
+    monkeypatch.setattr(training, "_DESCENT_BLOCK", 7)
+    monkeypatch.setattr(training, "_DESCENT_WHOLE", 112)  # 247 elements: the blocked path, 36 blocks
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
     rng = np.random.default_rng(0)
     var, grad = rng.standard_normal((13, 19)), rng.standard_normal((13, 19))
@@ -21,6 +22,7 @@ def test_descent_in_blocks_matches_the_formula(monkeypatch, threads):
 
 def test_a_training_step_descends_a_large_variable_where_its_gradient_lies(monkeypatch):
     monkeypatch.setattr(training, "_DESCENT_BLOCK", 64)
+    monkeypatch.setattr(training, "_DESCENT_WHOLE", 1024)
     value = np.random.default_rng(1).standard_normal((40, 50)).astype(np.float32)
     w = tf.Variable(value)
     x = tf.placeholder(tf.float32, [3, 40])
