@@ -9,6 +9,7 @@ convolution is kh products over views of it, accumulated.
 from __future__ import annotations
 
 from tfnb.framework.common_shapes import Geometry
+from tfnb.kernels.conv.gemm import filter_matrix
 from tfnb.kernels.conv.scratch import Scratch, each_chunk, on_canvas
 
 
@@ -46,7 +47,7 @@ def rows_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
     """Conv2D as kh products per batch chunk, one per window row, over the row-columns of the input."""
     xp = scratch.xp
     canvas = on_canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas)
-    matrices = w.reshape(geo.h.taps, -1, w.shape[3])
+    matrices = filter_matrix(xp, w).reshape(geo.h.taps, -1, w.shape[3])
     out = scratch.output((x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
 
     def chunk(images):

@@ -112,8 +112,7 @@ class Winograd:
         tiles_h, tiles_w = self._tiles(geo)
         canvas = on_canvas(scratch, x, geo, m * tiles_h + self.r - 1, m * tiles_w + self.r - 1)
         bt, g, at = _transforms(xp, x.dtype.str, m, self.r)
-        u = xp.matmul(g, w.reshape(self.r * self.r, -1), out=scratch("u", (n * n, channels * filters), x.dtype))
-        u = u.reshape(n * n, channels, filters)
+        u = self._filter_transforms(xp, g, w, scratch("u", (n * n, channels * filters), x.dtype))
         out = scratch.output((x.shape[0], geo.h.out, geo.w.out, filters), x.dtype)
 
         def chunk(pieces, _):
@@ -128,6 +127,19 @@ class Winograd:
         self._chunks(chunk, x.shape[0], tiles_h, tiles_w, max(channels, filters), x.itemsize,
                      _FILTER_READS_PER_CHUNK * u.nbytes)
         return out
+
+    def _filter_transforms(self, xp, g, w, out):
+        """The transformed filters (n*n, C, F) of a (kh, kw, C, F) filter, by one product over its taps.
+
+        A flipped filter's view (gemm.flipped) is transformed from the filter it views, with the taps in reverse
+        order, and the result is read transposed: no copy of the filter at all.
+        """
+        n, taps = self.n, self.r * self.r
+        source = w.transpose(0, 1, 3, 2)[::-1, ::-1]
+        if source.flags.c_contiguous and not w.flags.c_contiguous:
+            u = xp.matmul(xp.ascontiguousarray(g[:, ::-1]), source.reshape(taps, -1), out=out)
+            return u.reshape(n * n, w.shape[3], w.shape[2]).transpose(0, 2, 1)
+        return xp.matmul(g, w.reshape(taps, -1), out=out).reshape(n * n, w.shape[2], w.shape[3])
 
     def _scatter(self, scratch: Scratch, y, pieces, tiles_w: int, out, epilogue) -> None:
         """Output tiles y (m, m, tiles, F) into NHWC `out` at the pieces' tile rows, cropped to its size."""

@@ -187,6 +187,31 @@ def test_every_algorithm_matches_the_reference_where_it_claims(case, dtype):
     assert checked >= 6
 
 
+@pytest.mark.parametrize("size,channels,filters,copied", [(4, 8, 16, False), (8, 4, 2, True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_input_gradients_read_a_large_flipped_filter_in_place(size, channels, filters, copied, dtype):
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((3, 3, channels, filters)).astype(dtype)
+    dy = rng.standard_normal((1, size, size, filters)).astype(dtype)
+    assert np.shares_memory(gemm.flipped(np, w, dy), w) is not copied  # more filter than dy: a view of it
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (size, size), (3, 3))
+    reference = ref_backprop_input((1, size, size, channels), w, dy, (1, 1), (1, 1), "SAME")
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    names = [name for name, (claims, _) in conv.ALGORITHMS["backprop_input"].items() if claims(geo)]
+    assert {"gemm", "rows", "winograd", "winograd 4x4"} <= set(names)
+    for name in names:
+        actual = conv.ALGORITHMS["backprop_input"][name][1](conv.Scratch(np), dy, w, geo)
+        np.testing.assert_allclose(actual, reference, rtol=tol, atol=tol, err_msg=name)
+
+
+def test_a_flipped_filter_is_a_product_matrix_without_a_transposing_copy():
+    w = np.arange(3 * 3 * 5 * 7, dtype=np.float32).reshape(3, 3, 5, 7)
+    view = w[::-1, ::-1].transpose(0, 1, 3, 2)
+    matrix = gemm.filter_matrix(np, view)
+    np.testing.assert_array_equal(matrix, np.ascontiguousarray(view).reshape(-1, 5))
+    assert matrix.flags.f_contiguous  # what BLAS reads as a transposed operand
+
+
 def test_winograd_claims_exactly_its_filter_size_at_stride_1_undilated():
     def geo(k, s, d):
         return geometry_from_attrs({"strides": [1, s, s, 1], "dilations": [1, d, d, 1], "padding": "SAME"},
