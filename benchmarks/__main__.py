@@ -25,6 +25,7 @@ def main() -> None:
     bench_devices.main()
     bench_distributed.main()
     bench_convnets.main([])  # the paper's Table 1 at a small batch (BATCH)
+    bench_convnets.main(["--device", "gpu"])  # and on a GPU at the paper's batches, where there is one
 
 
 if __name__ == "__main__":

@@ -1,20 +1,25 @@
-"""The paper's experiment 1 on this CPU: training steps of AlexNet, Overfeat, OxfordNet and GoogLeNet.
+"""The paper's experiment 1: training steps of AlexNet, Overfeat, OxfordNet and GoogLeNet, on this CPU or a GPU.
 
 Each model (benchmarks/convnets.py) takes float32 SGD steps on synthetic images at its published image
 size, in tfnb, in TF1 (tf.compat.v1) and in PyTorch eager, from the same weights and data; each framework
 runs in a process of its own, the processes taking turns (benchmarks/isolated.py). The paper measured
-batches of 128 on one GPU; a CPU of a few cores takes seconds per image, so the batch here is small
-(BATCH, or --batch). Printed: ms per step (medians over the rounds) in the paper's format with the paper's
-2016 rows beside it, tfnb's ratios to TF1 and PyTorch, how noisy the rounds were, each process's peak resident
-memory per model, and first-step losses (equal when the frameworks compute the same step).
+batches of 128 (64 for OxfordNet) on one GPU; a CPU of a few cores takes seconds per image, so the batch on
+the CPU is small (BATCH, or --batch). With `--device gpu` the models run at the paper's batches on the first
+CUDA device, tfnb's kernels in CuPy against PyTorch's on the same GPU (the bench extra's TF1 is
+tensorflow-cpu), the synthetic batch kept on the GPU as the paper's benchmarks kept it. Printed: ms per step
+(medians over the rounds) in the paper's format with the paper's 2016 rows beside it, tfnb's ratios to the
+others, how noisy the rounds were, on the CPU each process's peak resident memory per model, and first-step
+losses (equal when the frameworks compute the same step).
 
-    python -m benchmarks.bench_convnets [--batch 4] [--rounds 7] [--models AlexNet,GoogLeNet] [--image-size 96]
-                                        [--save run.json | --load run.json]
+    python -m benchmarks.bench_convnets [--device gpu] [--batch 4] [--rounds 7] [--models AlexNet,GoogLeNet]
+                                        [--image-size 96] [--save run.json | --load run.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import importlib.util
 import json
 import os
@@ -27,6 +32,7 @@ import tfnb
 from benchmarks.convnets import MODELS, Model, training_step
 from benchmarks.harness import optional_tensorflow
 from benchmarks.isolated import isolated_runs
+from tfnb.runtime.devices import gpu_count
 
 BATCH = 4
 ROUNDS = 7
@@ -37,8 +43,12 @@ LEARNING_RATE = 0.01
 PAPER_MS = {"Caffe": (324, 823, 1068, 1935), "Neon": (87, 211, 320, 270), "Torch": (81, 268, 529, 470),
             "TensorFlow": (81, 279, 540, 445)}
 PAPER_MODELS = ("AlexNet", "Overfeat", "OxfordNet", "GoogLeNet")
+PAPER_BATCHES = {"AlexNet": 128, "Overfeat": 128, "OxfordNet": 64, "GoogLeNet": 128}
 
+# The contenders on each device: on a GPU, TF1 is missing (the bench extra installs tensorflow-cpu).
 FRAMEWORKS = {"tfnb": "tfnb_contender", "TF1": "tf1_contender", "PyTorch": "torch_contender"}
+GPU_FRAMEWORKS = {"tfnb": "tfnb_gpu_contender", "PyTorch": "torch_gpu_contender"}
+GPU = "/device:GPU:0"
 
 
 def parameter_shapes(model: Model, image_size: int) -> list[tuple]:
@@ -64,15 +74,22 @@ def synthetic_batch(batch: int, image_size: int, seed: int = 0) -> tuple[np.ndar
     return images, rng.integers(0, 1000, batch).astype(np.int32)
 
 
-def graph_session(lib, model: Model, batch: int, image_size: int | None = None, config=None) -> tuple:
+def graph_session(lib, model: Model, batch: int, image_size: int | None = None, config=None,
+                  device: str | None = None) -> tuple:
     """The model's training step in tfnb or TF1, from the benchmark's weights: (session, [loss, train_op], feeds).
 
-    `image_size` defaults to the model's published one."""
+    `image_size` defaults to the model's published one. On a `device`, the model's ops and variables are
+    placed there, and the synthetic batch is two variables there, loaded once: a step feeds nothing."""
     size = image_size or model.image_size
+    images_value, labels_value = synthetic_batch(batch, size)
     graph = lib.Graph()
-    with graph.as_default():
-        images = lib.placeholder(lib.float32, [batch, size, size, 3], name="images")
-        labels = lib.placeholder(lib.int32, [batch], name="labels")
+    with graph.as_default(), (lib.device(device) if device else contextlib.nullcontext()):
+        if device:
+            images = lib.Variable(lib.zeros(images_value.shape), trainable=False, name="images")
+            labels = lib.Variable(lib.zeros(labels_value.shape, lib.int32), trainable=False, name="labels")
+        else:
+            images = lib.placeholder(lib.float32, images_value.shape, name="images")
+            labels = lib.placeholder(lib.int32, labels_value.shape, name="labels")
         loss, train = training_step(lib, model, images, labels, LEARNING_RATE)
         variables = lib.trainable_variables()
         init = lib.global_variables_initializer()
@@ -81,24 +98,33 @@ def graph_session(lib, model: Model, batch: int, image_size: int | None = None, 
         session.run(init)
         for variable, value in zip(variables, initial_parameters(model, size)):
             variable.load(value, session)
-    return session, [loss, train], dict(zip((images, labels), synthetic_batch(batch, size)))
+        if device:
+            images.load(images_value, session)
+            labels.load(labels_value, session)
+    return session, [loss, train], {} if device else {images: images_value, labels: labels_value}
 
 
-def graph_step(lib, model: Model, batch: int, image_size: int | None = None, config=None):
-    """A training step of the model in tfnb or TF1: a callable returning the loss."""
-    session, fetches, feeds = graph_session(lib, model, batch, image_size, config)
+def graph_step(lib, model: Model, batch: int, image_size: int | None = None, config=None,
+               device: str | None = None):
+    """A training step of the model in tfnb or TF1 (on `device`, see graph_session): a callable returning the loss.
+
+    Fetching the loss copies it to the host after the step's updates were queued, so on a GPU a step's call
+    returns when the device has finished the step."""
+    session, fetches, feeds = graph_session(lib, model, batch, image_size, config, device)
     return lambda: session.run(fetches, feeds)[0]
 
 
-def torch_step(model: Model, batch: int, image_size: int | None = None):
-    """The same training step in PyTorch eager (benchmarks/convnets_torch.py): a callable returning the loss."""
+def torch_step(model: Model, batch: int, image_size: int | None = None, device: str = "cpu"):
+    """The same training step in PyTorch eager (benchmarks/convnets_torch.py) on `device`: a callable returning
+    the loss (`.item()` waits for the device to finish the step)."""
     import torch
 
     from benchmarks.convnets_torch import torch_logits, torch_parameters
     size = image_size or model.image_size
-    params = torch_parameters(initial_parameters(model, size))
+    params = torch_parameters(initial_parameters(model, size), device)
     images, labels = synthetic_batch(batch, size)
-    images, labels = torch.tensor(images.transpose(0, 3, 1, 2).copy()), torch.tensor(labels, dtype=torch.int64)
+    images = torch.tensor(images.transpose(0, 3, 1, 2).copy(), device=device)
+    labels = torch.tensor(labels, dtype=torch.int64, device=device)
 
     def step():
         loss = torch.nn.functional.cross_entropy(torch_logits(model, images, params), labels)
@@ -131,6 +157,23 @@ def torch_contender(model_name: str, batch: str, image_size: str = ""):
     return torch_step(MODELS[model_name], int(batch), int(image_size or 0))
 
 
+def tfnb_gpu_contender(model_name: str, batch: str, image_size: str = ""):
+    """One tfnb training step on the first GPU (CuPy kernels), or None without one."""
+    if gpu_count() == 0:
+        return None
+    return graph_step(tfnb, MODELS[model_name], int(batch), int(image_size or 0), device=GPU)
+
+
+def torch_gpu_contender(model_name: str, batch: str, image_size: str = ""):
+    """One PyTorch eager training step on the first CUDA device, or None without PyTorch or a CUDA device."""
+    if importlib.util.find_spec("torch") is None:
+        return None
+    import torch
+    if not torch.cuda.is_available():
+        return None
+    return torch_step(MODELS[model_name], int(batch), int(image_size or 0), device="cuda")
+
+
 @dataclass
 class Result:
     """One framework's figures for one model: median ms per step and its spread over the rounds (interquartile
@@ -143,26 +186,58 @@ class Result:
     loss: float
 
 
-def measure(model_name: str, batch: int, rounds: int, image_size: int | None = None) -> dict[str, Result]:
-    """Each installed framework's step of one model, timed in its own process, the processes taking turns."""
+def measure(model_name: str, batch: int, rounds: int, image_size: int | None = None,
+            device: str = "cpu") -> dict[str, Result]:
+    """Each installed framework's step of one model on `device` ("cpu" or "gpu"), timed in its own process,
+    the processes taking turns."""
+    frameworks = GPU_FRAMEWORKS if device == "gpu" else FRAMEWORKS
     factories = {name: f"benchmarks.bench_convnets:{function}:{model_name}:{batch}:{image_size or ''}"
-                 for name, function in FRAMEWORKS.items()}
+                 for name, function in frameworks.items()}
     runs = isolated_runs(factories, rounds=rounds, number=1, pause=0.5)
     return {name: Result(run.median * 1e3, run.spread, run.built_bytes / 2**20, run.peak_bytes / 2**20,
                          run.first_value) for name, run in runs.items()}
 
 
-def measure_all(models: list[str], batch: int, rounds: int, image_size: int | None = None) -> dict:
+def measure_all(models: list[str], batch: int | None, rounds: int, image_size: int | None = None,
+                device: str = "cpu") -> dict:
     """Every model's results, with the run's settings and the machine's load around it (what `--save` writes).
 
-    `image_size` None times each model at its published size."""
+    `batch` None times each model at the paper's batch, `image_size` None at its published size."""
     load_before = os.getloadavg()[0]
+    batches = {name: batch or PAPER_BATCHES[name] for name in models}
     results = {name: {framework: asdict(result)
-                      for framework, result in measure(name, batch, rounds, image_size).items()}
+                      for framework, result in measure(name, batches[name], rounds, image_size, device).items()}
                for name in models}
-    return {"batch": batch, "rounds": rounds, "cores": os.cpu_count(),
+    return {"batches": batches, "rounds": rounds, "cores": os.cpu_count(), "device": _device_name(device),
+            "frameworks": list(GPU_FRAMEWORKS if device == "gpu" else FRAMEWORKS),
             "image_sizes": {name: image_size or MODELS[name].image_size for name in models},
             "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)], "results": results}
+
+
+def _device_name(device: str) -> str:
+    """What the run measured on: "CPU" or the GPU's name."""
+    if device != "gpu":
+        return "CPU"
+    import cupy
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    return f"GPU ({name.decode() if isinstance(name, bytes) else name})"
+
+
+def _batches(run: dict) -> dict[str, int]:
+    """Each model's batch in a run (runs saved before per-model batches hold one "batch")."""
+    return run.get("batches") or dict.fromkeys(run["results"], run["batch"])
+
+
+def _batch_text(run: dict) -> str:
+    """"batch 128 (OxfordNet 64)": the run's most common batch, and the models that differ."""
+    batches = _batches(run)
+    common = collections.Counter(batches.values()).most_common(1)[0][0]
+    others = ", ".join(f"{name} {b}" for name, b in batches.items() if b != common)
+    return f"batch {common}" + (f" ({others})" if others else "")
+
+
+def _on_gpu(run: dict) -> bool:
+    return run.get("device", "CPU").startswith("GPU")
 
 
 def table_lines(run: dict) -> list[str]:
@@ -172,9 +247,11 @@ def table_lines(run: dict) -> list[str]:
     results = run["results"]
     names = [n for n in PAPER_MODELS if n in results]
     sizes = ", ".join(f"{n} {run['image_sizes'][n]}x{run['image_sizes'][n]}" for n in names)
-    lines = [f"Training step time, ms: this CPU ({run['cores']} cores), batch {run['batch']}, float32, SGD, "
-             f"median of {run['rounds']} rounds; images {sizes}", *_framework_rows(results, names, "ms"),
-             "  [target: tfnb ≤ 1.0x TF1 and below PyTorch on every model]"]
+    where = f"this {run['device']}" if _on_gpu(run) else f"this CPU ({run['cores']} cores)"
+    target = "below PyTorch's on the same GPU" if _on_gpu(run) else "≤ 1.0x TF1 and below PyTorch on every model"
+    lines = [(f"Training step time, ms: {where}, {_batch_text(run)}, float32, SGD, "
+              f"median of {run['rounds']} rounds; images {sizes}"), *_framework_rows(run, names, "ms"),
+             f"  [target: tfnb {target}]"]
     spreads = [r["spread"] for by_framework in results.values() for r in by_framework.values() if "spread" in r]
     if spreads:
         lines.append(f"  noise: rounds' interquartile range {min(spreads):.0%} to {max(spreads):.0%} of their median; "
@@ -188,24 +265,26 @@ def table_lines(run: dict) -> list[str]:
 
 
 def memory_lines(run: dict) -> list[str]:
-    """Each framework's process: its peak resident MiB while timed, per model, with tfnb's ratios; and the
-    first-step losses (the same weights and data give the same loss in every framework)."""
+    """On the CPU, each framework's process: its peak resident MiB while timed, per model, with tfnb's ratios;
+    and the first-step losses (the same weights and data give the same loss in every framework)."""
     results = run["results"]
     names = [n for n in PAPER_MODELS if n in results]
-    lines = [f"Peak resident memory of each framework's process while timed, MiB (batch {run['batch']})",
-             *_framework_rows(results, names, "peak_mib")]
+    lines = [] if _on_gpu(run) else [
+        f"Peak resident memory of each framework's process while timed, MiB ({_batch_text(run)})",
+        *_framework_rows(run, names, "peak_mib")]
     lines.append("First-step losses: " + "; ".join(
         f"{name} " + ", ".join(f"{f} {r['loss']:.4f}" for f, r in results[name].items()) for name in names))
     return lines
 
 
-def _framework_rows(results: dict, names: list[str], field: str) -> list[str]:
-    """A header of model names, a row of `field` per framework, and tfnb's ratios to TF1 and PyTorch."""
+def _framework_rows(run: dict, names: list[str], field: str) -> list[str]:
+    """A header of model names, a row of `field` per framework of the run, and tfnb's ratios to the others."""
+    results, frameworks = run["results"], run.get("frameworks", list(FRAMEWORKS))
     rows = [f"  {'Library':<22}" + "".join(f"{n:>11}" for n in names)]
     rows += [f"  {framework:<22}" + "".join(f"{_cell(results[n], framework, field):>11}" for n in names)
-             for framework in FRAMEWORKS]
+             for framework in frameworks]
     rows += [f"  {'tfnb / ' + baseline:<22}" + "".join(f"{_ratio(results[n], 'tfnb', baseline, field):>11}"
-                                                      for n in names) for baseline in ("TF1", "PyTorch")]
+                                                      for n in names) for baseline in frameworks[1:]]
     return rows
 
 
@@ -221,7 +300,8 @@ def _ratio(by_framework: dict, framework: str, baseline: str, field: str) -> str
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=BATCH)
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--batch", type=int, help=f"images per step (default: {BATCH} on the CPU, the paper's on a GPU)")
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--models", default=",".join(PAPER_MODELS))
     parser.add_argument("--image-size", type=int, help="one image size for every model (default: the published ones)")
@@ -230,10 +310,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.load:
         run = json.loads(pathlib.Path(args.load).read_text())
+    elif args.device == "gpu" and gpu_count() == 0:
+        print("\nThe paper's Table 1 on a GPU: no CUDA device visible to CuPy here (the gpu extra on a GPU machine "
+              "measures it)")
+        return
     else:
-        run = measure_all(args.models.split(","), args.batch, args.rounds, args.image_size)
-    print(f"\nThe paper's Table 1 (experiment 1) on this CPU at batch {run['batch']} (the paper's: 128, on a GPU; "
-          f"`make bench` runs batch {BATCH}, {ROUNDS} rounds, which a CPU of 2 cores finishes in minutes)")
+        batch = args.batch or (None if args.device == "gpu" else BATCH)
+        run = measure_all(args.models.split(","), batch, args.rounds, args.image_size, args.device)
+    if _on_gpu(run):
+        print(f"\nThe paper's Table 1 (experiment 1) on one GPU, as the paper measured it, at {_batch_text(run)}")
+    else:
+        print(f"\nThe paper's Table 1 (experiment 1) on this CPU at {_batch_text(run)} (the paper's: 128, on a GPU; "
+              f"`make bench` runs batch {BATCH}, {ROUNDS} rounds, which a CPU of 2 cores finishes in minutes)")
     print("\n".join(table_lines(run) + memory_lines(run)))
     if args.save:
         pathlib.Path(args.save).write_text(json.dumps(run, indent=1) + "\n")

@@ -14,12 +14,12 @@ from torch.nn import functional
 from benchmarks.convnets import Conv, Dense, GlobalAvgPool, Inception, MaxPool, Model
 
 
-def torch_parameters(params: list[np.ndarray]) -> list:
-    """TF-layout weights ([kh, kw, in, out] filters, [in, out] matrices) as PyTorch leaf tensors."""
+def torch_parameters(params: list[np.ndarray], device: str = "cpu") -> list:
+    """TF-layout weights ([kh, kw, in, out] filters, [in, out] matrices) as PyTorch leaf tensors on `device`."""
     def layout(p: np.ndarray) -> np.ndarray:
         return p.transpose(3, 2, 0, 1) if p.ndim == 4 else p.T if p.ndim == 2 else p
 
-    return [torch.tensor(np.ascontiguousarray(layout(p)), requires_grad=True) for p in params]
+    return [torch.tensor(np.ascontiguousarray(layout(p)), device=device, requires_grad=True) for p in params]
 
 
 def torch_logits(model: Model, images, params: list):

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 
 import tfnb as tf
 from benchmarks import bench_convnets
@@ -66,7 +67,7 @@ def test_a_measured_step_reports_its_loss_and_its_processs_memory(monkeypatch):
     monkeypatch.setattr(bench_convnets, "FRAMEWORKS", {"tfnb": "tfnb_contender"})
     run = bench_convnets.measure_all(["GoogLeNet"], batch=1, rounds=2, image_size=32)
     measured = run["results"]["GoogLeNet"]["tfnb"]
-    assert run["image_sizes"] == {"GoogLeNet": 32} and run["batch"] == 1
+    assert run["image_sizes"] == {"GoogLeNet": 32} and run["batches"] == {"GoogLeNet": 1} and run["device"] == "CPU"
     first_loss = bench_convnets.graph_step(tf, MODELS["GoogLeNet"], 1, 32)()
     np.testing.assert_allclose(measured["loss"], first_loss, rtol=1e-4)
     assert math.isfinite(measured["ms"]) and measured["ms"] > 0
@@ -79,3 +80,54 @@ def test_a_table_needs_only_the_medians():
     lines = bench_convnets.table_lines(run)
     assert row(lines, "tfnb / TF1") == ["1.50x"] and row(lines, "tfnb / PyTorch") == ["-"]
     assert not any("noise" in line for line in lines)
+
+
+def gpu_run() -> dict:
+    """A GPU run as `--device gpu --save` writes it: the paper's batches, tfnb against PyTorch only."""
+    return {"batches": {"AlexNet": 128, "OxfordNet": 64}, "rounds": 5, "cores": 16, "device": "GPU (NVIDIA H100)",
+            "frameworks": ["tfnb", "PyTorch"], "load_average": [0.5, 0.6],
+            "image_sizes": {"AlexNet": 227, "OxfordNet": 224},
+            "results": {"AlexNet": {"tfnb": result(90, 900), "PyTorch": result(60, 800)},
+                        "OxfordNet": {"tfnb": result(600, 900), "PyTorch": result(400, 800)}}}
+
+
+def test_a_gpu_run_is_tabled_at_the_papers_batches_against_pytorch_alone():
+    lines = bench_convnets.table_lines(gpu_run())
+    assert "this GPU (NVIDIA H100), batch 128 (OxfordNet 64)" in lines[0]
+    assert row(lines, "tfnb / PyTorch") == ["1.50x", "1.50x"]
+    assert not any(line.strip().startswith(("TF1", "tfnb / TF1")) for line in lines)
+    assert "below PyTorch's on the same GPU" in "\n".join(lines)
+    memory = bench_convnets.memory_lines(gpu_run())  # host memory says nothing of a GPU's: losses only
+    assert len(memory) == 1 and memory[0].startswith("First-step losses: AlexNet tfnb 6.9000, PyTorch 6.9000")
+
+
+def test_on_a_device_the_step_feeds_nothing_and_is_the_cpu_step():
+    """The GPU path on the device that behaves as CuPy's (tfnb/runtime/strict_numpy.py)."""
+    config = tf.ConfigProto(device_count={"STRICT": 1})
+    session, fetches, feeds = bench_convnets.graph_session(tf, MODELS["GoogLeNet"], 1, 32, config,
+                                                           device="/device:STRICT:0")
+    assert feeds == {}
+    plan = session.plan(fetches)
+    convolutions = [op for op in plan.ops if op.type.startswith("Conv2D")]
+    assert convolutions and {plan.placement[op] for op in convolutions} == {"/job:localhost/replica:0/task:0/device:STRICT:0"}
+    loss = float(session.run(fetches, feeds)[0])
+    np.testing.assert_allclose(loss, bench_convnets.graph_step(tf, MODELS["GoogLeNet"], 1, 32)(), rtol=1e-5)
+    assert float(session.run(fetches, feeds)[0]) < loss  # the batch stays on the device, and SGD descends on it
+
+
+def test_without_a_gpu_the_gpu_table_says_so_and_measures_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(bench_convnets, "gpu_count", lambda: 0)
+    monkeypatch.setattr(bench_convnets, "measure_all", lambda *args: pytest.fail("measured without a GPU"))
+    bench_convnets.main(["--device", "gpu"])
+    assert "no CUDA device visible to CuPy" in capsys.readouterr().out
+    assert bench_convnets.tfnb_gpu_contender("AlexNet", "1") is None
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_tfnb_and_pytorch_take_the_same_step():
+    run = bench_convnets.measure_all(["AlexNet"], batch=2, rounds=2, image_size=67, device="gpu")
+    results = run["results"]["AlexNet"]
+    assert run["device"].startswith("GPU (") and run["frameworks"] == ["tfnb", "PyTorch"]
+    assert math.isfinite(results["tfnb"]["ms"]) and results["tfnb"]["ms"] > 0
+    if "PyTorch" in results:
+        np.testing.assert_allclose(results["tfnb"]["loss"], results["PyTorch"]["loss"], rtol=1e-4)
