@@ -1,6 +1,8 @@
 """The intra-op threads: which plans own the cores, BLAS limits of overlapping runs, split kernels."""
 
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -106,6 +108,52 @@ def test_parallel_parts_cover_the_range_in_order_across_threads(monkeypatch):
         parts = intra_op.parallel_parts(part, 10, 10)
     assert sum(parts, []) == list(range(10)) and len(parts) == 3 and len(names) > 1
     assert intra_op.parallel_parts(part, 10, 10) == [list(range(10))]  # outside a run: the calling thread alone
+
+
+def test_a_failing_part_raises_once_every_part_has_ended(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    ended = []
+
+    def part(rows):
+        if rows.start == 0:
+            raise ValueError("the first part failed")
+        time.sleep(0.05)  # a helper's part still running when the calling thread's part fails
+        ended.append(rows)
+
+    with intra_op.RunThreads(2, 1), pytest.raises(ValueError, match="first part"):
+        intra_op.parallel_parts(part, 4, 4)
+    assert ended == [slice(2, 4)]
+    with intra_op.RunThreads(2, 1), pytest.raises(ZeroDivisionError):  # a helper's error reaches the caller
+        intra_op.parallel_parts(lambda rows: rows.start // 0 if rows.start else None, 4, 4)
+    with intra_op.RunThreads(2, 1):  # and the helpers serve the next call
+        assert intra_op.parallel_parts(lambda rows: rows, 4, 4) == [slice(0, 2), slice(2, 4)]
+
+
+def test_calls_from_several_threads_at_once_take_helpers_of_their_own(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    all_in_parts = threading.Barrier(4, timeout=10)  # broken unless four parts run at once: two per call
+    results = {}
+
+    def call(name):
+        def part(rows):
+            all_in_parts.wait()
+            return (name, rows.start)
+        with intra_op.RunThreads(2, 1):
+            results[name] = intra_op.parallel_parts(part, 2, 2)
+
+    callers = [threading.Thread(target=call, args=(name,)) for name in ("a", "b")]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert results == {"a": [("a", 0), ("a", 1)], "b": [("b", 0), ("b", 1)]}
+
+
+def test_helpers_keep_no_reference_to_a_part_result(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    with intra_op.RunThreads(2, 1):
+        _, second = intra_op.parallel_parts(lambda rows: np.zeros(4), 2, 2)
+    assert sys.getrefcount(second) == 2  # `second` and getrefcount's argument: its memory goes when dropped
 
 
 @pytest.mark.parametrize("donate", [False, True])
