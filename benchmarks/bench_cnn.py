@@ -109,7 +109,7 @@ CONTENDERS = {"tfnb Session.run": "benchmarks.bench_cnn:tfnb_contender",
 def main() -> None:
     # Each framework in a process of its own: in one process their thread pools and libraries disturb each other.
     medians = isolated_medians(CONTENDERS, rounds=9, number=10, pause=0.2)
-    # Issue 15's target for this model is TF1's C++ kernels: the ratios are to TF1 where it is installed.
+    # The target for this model is TF1's C++ kernels: the ratios are to TF1 where it is installed.
     baseline = next(name for name in ("tf1 Session.run", "pytorch eager", "tfnb Session.run") if name in medians)
     report("CNN training step (2 conv 5x5 + pool, dense 10), batch 64, SGD; each in its own process", medians,
            baseline, 1e-3, "ms", "tfnb ≤ 1.0x tf1 Session.run, and below pytorch eager")

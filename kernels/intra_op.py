@@ -99,7 +99,7 @@ class _Helper:
                 self._outcome = (fn(part), None)
             except BaseException as error:  # handed to the calling thread, which raises it
                 self._outcome = (None, error)
-            del fn
+            del fn  # an idle helper keeps no kernel closure, nor the arrays it holds
             self._done.release()
 
 
