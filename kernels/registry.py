@@ -80,6 +80,19 @@ class Sibling:
 
 
 @dataclass(frozen=True)
+class Workspace:
+    """A later op that the kernel can save work for, as oneDNN's pools keep a workspace for their gradients:
+    the kernel's `variant` returns its output and a workspace value, and the later op's kernel, reading the
+    kernel's input 0 as its input 0 and the kernel's output 0 as its input `replaces`, with the same attrs,
+    runs its `reader` variant with the workspace in that input's place (tfnb/runtime/fusion.py)."""
+
+    op: str
+    variant: str
+    reader: str
+    replaces: int
+
+
+@dataclass(frozen=True)
 class KernelDef:
     op_type: str
     device_type: str
@@ -90,6 +103,7 @@ class KernelDef:
     epilogues: tuple[Epilogue, ...] = ()
     siblings: tuple[Sibling, ...] = ()
     elementwise: bool | Callable[[tuple], bool] = False
+    workspaces: tuple[Workspace, ...] = ()
 
     def computes_elementwise(self, input_dtypes: tuple) -> bool:
         """Whether the kernel is `elementwise` (see `kernel`) on inputs of these NumPy dtypes."""
@@ -101,13 +115,14 @@ _KERNELS: dict[tuple[str, str], KernelDef] = {}
 
 def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False, parallel: bool = False,
            fresh_output: bool = False, epilogues: tuple[Epilogue, ...] = (), siblings: tuple[Sibling, ...] = (),
-           elementwise: bool | Callable[[tuple], bool] = False):
+           elementwise: bool | Callable[[tuple], bool] = False, workspaces: tuple[Workspace, ...] = ()):
     """Decorator registering a kernel factory for an op type on a device type ('*' = every device).
 
     `parallel`: the kernel splits its own work across the run's threads (kernels/intra_op.py), so a
     plan containing it runs with BLAS in one thread. `fresh_output`: its array outputs are never a
     view, an input, or anything but the plan's to overwrite (tfnb/runtime/buffer_reuse.py).
-    `epilogues` and `siblings`: the fused variants its callable offers (see Epilogue and Sibling).
+    `epilogues`, `siblings` and `workspaces`: the fused variants its callable offers (see Epilogue, Sibling and
+    Workspace).
     `elementwise`: on arrays of at least one dimension the callable computes each output element from the
     elements at the same (broadcast) position with the namespace's ufuncs, `where` and operators alone, on its
     arguments and scalars (no shapes, no methods, no captured arrays), so that a chain of such kernels compiles
@@ -120,7 +135,7 @@ def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False
         if key in _KERNELS:
             raise KeyError(f"A kernel for {op_type} on {device_type} is already registered")
         _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel, fresh_output,
-                                  tuple(epilogues), tuple(siblings), elementwise)
+                                  tuple(epilogues), tuple(siblings), elementwise, tuple(workspaces))
         return factory
 
     return register

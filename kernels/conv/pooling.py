@@ -5,6 +5,10 @@ stages over strided views: the kh row taps, then the kw column taps, each stage 
 ufuncs, with the batch split across threads; padded windows read a canvas filled with the lowest
 value. Where a gradient goes is chosen with bit masks: np.where and masked copies are
 several times slower on unpredictable masks. Other windows are read from a padded canvas.
+
+In a plan holding both, MaxPool also returns where each window's first maximum is, as flat indices
+into its input (a workspace, as oneDNN's pools keep), and MaxPoolGrad scatters dy there in one
+ufunc.at instead of finding the maxima again (tfnb/runtime/fusion.py).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import numpy as np
 from tfnb.framework.common_shapes import Axis, Geometry
 from tfnb.kernels.conv.arguments import compute_dtype, fail, pool_geometry_or_fail, size_vector
 from tfnb.kernels.conv.scratch import Scratch, in_turns, on_canvas, placed, window_view
-from tfnb.kernels.registry import Epilogue, kernel
+from tfnb.kernels.registry import Epilogue, Workspace, kernel
 
 # Input bytes per step of a pooling pass: with them, a step's several passes stay in a core's L2 cache.
 _POOL_STEP_BYTES = 1 << 20
@@ -67,19 +71,25 @@ def _separable_reduce(scratch: Scratch, fn, x, geo: Geometry, out):
     return _fold_into(scratch.xp, fn, _col_taps(_fold_into(scratch.xp, fn, _row_taps(x, geo.h), rows), geo.w), out)
 
 
-def _first_max(xp, views, need_max: bool = True):
-    """The elementwise maximum of views (None if not needed), and which view first reaches it.
-
-    Strict > comparisons keep the first of equal maxima.
-    """
-    best, index = views[0], None
-    for i, view in enumerate(views[1:], start=1):
-        later = xp.greater(view, best)
-        if need_max or i < len(views) - 1:
-            best = xp.maximum(best, view)
+def _first_max(scratch: Scratch, views, best, name: str):
+    """The elementwise maximum of views, written into best, and which view first reaches it: an int8 scratch
+    array named `name` (None for a single view). Strict > comparisons keep the first of equal maxima."""
+    xp = scratch.xp
+    if len(views) == 1:
+        xp.copyto(best, views[0])
+        return None
+    index = scratch(name, best.shape, np.int8)
+    xp.greater(views[1], views[0], out=index.view(np.bool_))  # 1 where the second view is the first maximum
+    xp.maximum(views[0], views[1], out=best)
+    if len(views) > 2:
+        later, picked = scratch("pool.later", best.shape, np.bool_), scratch("pool.later_index", best.shape, np.int8)
+    for i, view in enumerate(views[2:], start=2):
+        xp.greater(view, best, out=later)
+        xp.maximum(best, view, out=best)
         # Indices only grow, so the latest view that was strictly greater is max(index, i * later).
-        index = later if index is None else xp.maximum(index, xp.multiply(later, np.int8(i)))
-    return (best if need_max else None), index
+        xp.multiply(later, np.int8(i), out=picked)
+        xp.maximum(index, picked, out=index)
+    return index
 
 
 def _tap_masks(xp, index, taps: int) -> list:
@@ -87,19 +97,56 @@ def _tap_masks(xp, index, taps: int) -> list:
     if index is None:
         return [None]
     if taps == 2:
-        return [xp.logical_not(index), index]
+        return [xp.logical_not(index), index.astype(bool)]
     return [xp.equal(index, t) for t in range(taps)]
 
 
-def _first_max_masks(xp, canvas, geo: Geometry):
-    """Where each window's first maximum (row-major, as TF) is: masks per column tap, then per row tap.
+def _first_maxima(scratch: Scratch, canvas, geo: Geometry, out):
+    """Each window's maximum, written into out, and where the first one (row-major, as TF) is: the column tap per
+    canvas row and output column, and the row tap per output (int8 scratch arrays, None for a single tap).
 
     Columns go first, over every canvas row that a window reads, so that within the first row holding
     the maximum the first column wins.
     """
-    columns, column_index = _first_max(xp, _col_taps(canvas[:, :geo.h.canvas], geo.w))
-    _, row_index = _first_max(xp, _row_taps(columns, geo.h), need_max=False)
-    return _tap_masks(xp, column_index, geo.w.taps), _tap_masks(xp, row_index, geo.h.taps)
+    columns = scratch("pool.columns", (canvas.shape[0], geo.h.canvas, geo.w.out, canvas.shape[3]), out.dtype)
+    column_index = _first_max(scratch, _col_taps(canvas[:, :geo.h.canvas], geo.w), columns, "pool.column_index")
+    return column_index, _first_max(scratch, _row_taps(columns, geo.h), out, "pool.row_index")
+
+
+def _first_max_masks(scratch: Scratch, canvas, geo: Geometry):
+    """Where each window's first maximum is: bool masks per column tap, then per row tap (see _first_maxima)."""
+    maxima = scratch("pool.maxima", _pooled_shape(canvas.shape, geo), canvas.dtype)
+    column_index, row_index = _first_maxima(scratch, canvas, geo, maxima)
+    return _tap_masks(scratch.xp, column_index, geo.w.taps), _tap_masks(scratch.xp, row_index, geo.h.taps)
+
+
+def _max_pool_with_first_maxima(scratch: Scratch, x, geo: Geometry, fill, out, base, first) -> None:
+    """MaxPool of x written into out and, into first, where each window's first maximum is as a flat index into
+    the input: base (the flat index of each window's first tap, which padding makes negative) plus its offset.
+
+    For inputs above `fill` or windows inside them (padding never wins), as the gradient's masks choose it.
+    """
+    xp = scratch.xp
+    column_index, row_index = _first_maxima(scratch, _padded(scratch, x, geo, fill), geo, out)
+    if row_index is None:
+        xp.copyto(first, base)
+    else:
+        xp.add(base, xp.multiply(row_index, np.intp(x.shape[2] * x.shape[3]),
+                                 out=scratch("pool.offset", out.shape, np.intp)), out=first)
+    if column_index is None:
+        return
+    # The column tap of the first maximum in the row that holds it: the column index at that row.
+    taps = _row_taps(column_index, geo.h)
+    column = scratch("pool.column_at", out.shape, np.int8)
+    xp.copyto(column, taps[0])
+    if row_index is not None:
+        chosen, step = scratch("pool.chosen", out.shape, np.bool_), scratch("pool.column_step", out.shape, np.int8)
+        for row, view in enumerate(taps[1:], start=1):
+            xp.equal(row_index, np.int8(row), out=chosen)
+            xp.subtract(view, taps[0], out=step)
+            xp.multiply(step, chosen, out=step)
+            column += step
+    first += xp.multiply(column, np.intp(x.shape[3]), out=scratch("pool.offset", out.shape, np.intp))
 
 
 _INT_OF_SIZE = {2: np.int16, 4: np.int32, 8: np.int64}
@@ -148,7 +195,10 @@ def _window_counts(xp, geo: Geometry, dtype):
     return xp.asarray(np.outer(per_axis(geo.h), per_axis(geo.w))[:, :, None], dtype=dtype)
 
 
-@kernel("MaxPool", parallel=True, fresh_output=True)
+# As oneDNN's pools do, the forward pool can keep where each window's first maximum is (its workspace) for the
+# gradient, which then scatters dy there instead of finding the maxima again (tfnb/runtime/fusion.py).
+@kernel("MaxPool", parallel=True, fresh_output=True,
+        workspaces=(Workspace("MaxPoolGrad", "with_workspace", "from_workspace", replaces=1),))
 def max_pool(node):
     xp, attrs, fill, scratch = node.xp, node.attrs, _lowest(node.output_dtypes[0]), Scratch(node.xp)
 
@@ -161,7 +211,38 @@ def max_pool(node):
                                                              geo, out[part]), x)
         return out
 
+    bases: dict = {}
+
+    def with_workspace(x):
+        """(MaxPool of x, where each window's first maximum is in x as a flat index): MaxPoolGrad's workspace."""
+        nonlocal bases
+        geo = pool_geometry_or_fail(attrs, x.shape)
+        shape = _pooled_shape(x.shape, geo)
+        if 0 in shape:
+            return xp.zeros(shape, dtype=x.dtype), xp.zeros(shape, dtype=np.intp)
+        if not (_inside(geo) or bool((x > fill).all())):  # a window might pick padding: the exact indices
+            return run(x), _first_max_flat(scratch, x, geo, fill)
+        base = bases.get(x.shape)
+        if base is None:
+            base = _window_bases(x.shape, geo)
+            bases = {x.shape: base}
+        out, first = scratch.output(shape, x.dtype), scratch.output(shape, np.intp)
+        _in_cache_sized_parts(lambda part: _max_pool_with_first_maxima(scratch, x[part], geo, fill, out[part], base[part],
+                                                                 first[part]), x)
+        return out, first
+
+    if xp is np:  # a flat-index scatter is NumPy's ufunc.at
+        run.with_workspace = with_workspace
     return run
+
+
+def _window_bases(shape: tuple, geo: Geometry):
+    """Per output of a pool over an input of `shape`, the flat index of its window's first tap (padding: < 0)."""
+    batch, height, width, channels = shape
+    rows = (geo.h.output_positions() - geo.h.pad)[None, :, None, None]
+    columns = (geo.w.output_positions() - geo.w.pad)[None, None, :, None]
+    images = np.arange(batch)[:, None, None, None] * height
+    return (((images + rows) * width + columns) * channels + np.arange(channels)).astype(np.intp)
 
 
 @kernel("AvgPool", parallel=True, fresh_output=True)
@@ -199,7 +280,7 @@ def _first_max_flat(scratch: Scratch, x, geo: Geometry, fill):
 def _tiled_max_pool_grad(scratch: Scratch, x, dy, geo: Geometry, dx) -> None:
     """Each window's dy into dx at the window's first maximum (dx zero elsewhere, rows past the windows included)."""
     xp = scratch.xp
-    column_masks, row_masks = _first_max_masks(xp, x, geo)
+    column_masks, row_masks = _first_max_masks(scratch, x, geo)
     rows = scratch("pool.grad_rows", (x.shape[0], geo.h.out * geo.h.taps, geo.w.out, x.shape[3]), dx.dtype)
     for view, mask in zip(_row_taps(rows, geo.h), row_masks):
         _select(xp, dy, mask, view)
@@ -216,7 +297,7 @@ def _overlapping_max_pool_grad(scratch: Scratch, x, dy, geo: Geometry, fill, dx)
     row and output column, then columns, into a gradient canvas; windows that overlap add up.
     """
     xp, (batch, _, _, channels) = scratch.xp, x.shape
-    column_masks, row_masks = _first_max_masks(xp, _padded(scratch, x, geo, fill), geo)
+    column_masks, row_masks = _first_max_masks(scratch, _padded(scratch, x, geo, fill), geo)
     rows = scratch("pool.grad_rows", (batch, geo.h.canvas, geo.w.out, channels), dx.dtype)
     rows.fill(0)
     _scatter_taps(xp, dy, row_masks, _row_taps(rows, geo.h), scratch("pool.picked", dy.shape, dx.dtype))
@@ -238,7 +319,7 @@ def _scatter_taps(xp, values, masks: list, views: list, picked) -> None:
 def _tiled_max_pool_grad_grad(scratch: Scratch, x, ddx, geo: Geometry, ddy) -> None:
     """ddx read at each window's first maximum, into ddy."""
     xp = scratch.xp
-    column_masks, row_masks = _first_max_masks(xp, x, geo)
+    column_masks, row_masks = _first_max_masks(scratch, x, geo)
     columns = _col_taps(ddx[:, :geo.h.out * geo.h.taps], geo.w)
     picked = [_select(xp, view, mask, xp.empty(view.shape, ddy.dtype)) for view, mask in zip(columns, column_masks)]
     rows = _fold_into(xp, xp.add, picked, picked[0])
@@ -279,9 +360,33 @@ def max_pool_grad(node):
         dx = xp.bincount(flat, weights=dy.reshape(-1), minlength=x.size).astype(out_dtype, copy=False).reshape(x.shape)
         return xp.multiply(dx, x > zero, out=dx) if relu_grad else dx
 
+    def from_workspace(x, first, dy, relu_grad: bool = False):
+        """MaxPoolGrad given where MaxPool found each window's first maximum (with_workspace): dy scattered there."""
+        geo = pool_geometry_or_fail(attrs, x.shape)
+        if dy.shape != _pooled_shape(x.shape, geo) or first.shape != dy.shape:
+            fail(f"MaxPoolGrad: grad of shape {list(dy.shape)} does not match orig_input {list(x.shape)}")
+        if x.size == 0 or dy.size == 0:
+            return xp.zeros(x.shape, dtype=out_dtype)
+        dx = scratch.output(x.shape, out_dtype)
+        flat = dx.reshape(-1)
+
+        def part_of(part):
+            dx[part] = 0
+            if _tiling(geo):  # windows apart: no index twice
+                flat[first[part].reshape(-1)] = dy[part].reshape(-1)
+            else:
+                np.add.at(flat, first[part].reshape(-1), dy[part].reshape(-1))
+            if relu_grad:
+                xp.multiply(dx[part], x[part] > zero, out=dx[part])
+
+        _in_cache_sized_parts(part_of, x)
+        return dx
+
     zero = np.dtype(out_dtype).type(0)
     # For tfnb/runtime/fusion.py: ReluGrad(MaxPoolGrad(x, y, dy), x), with ReluGrad's arithmetic.
     run.with_relu_grad = lambda x, y, dy: run(x, y, dy, True)
+    from_workspace.with_relu_grad = lambda x, first, dy: from_workspace(x, first, dy, True)
+    run.from_workspace = from_workspace
     return run
 
 

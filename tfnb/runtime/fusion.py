@@ -7,7 +7,10 @@ registration offers a combined variant (kernels/registry.py), an attribute of it
   MaxPoolGrad -> ReluGrad; a weight gradient's MatMul -> its ResourceApplyGradientDescent) and that the
   variant applies to each part of the output as it is written;
 - a Sibling: an op reading the same input with the same attrs (the two gradients of a convolution,
-  which share dy), computed together with the kernel, the shared input transformed once.
+  which share dy), computed together with the kernel, the shared input transformed once;
+- a Workspace: a later op that the kernel saves work for (MaxPool keeps where its maxima are, for
+  MaxPoolGrad, as oneDNN's pools do): the kernel's line also returns that value, and the later op's line
+  reads it in place of the kernel's output. Both stay lines of their own.
 
 On a device whose array namespace compiles functions into one kernel (`xp.fuse`: CuPy's), a group of
 elementwise lines (kernels registered `elementwise`) that read one another's values becomes one line,
@@ -27,16 +30,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from tfnb.runtime.codegen import Step
+from tfnb.runtime.naming import Names
 
 _LAYOUT_ATTR = "data_format"
 
 
-def fuse(steps: list[Step], fetched: set[str], compilers: dict[str, Callable] | None = None) -> list[Step]:
+def fuse(steps: list[Step], fetched: set[str], names: Names,
+         compilers: dict[str, Callable] | None = None) -> list[Step]:
     """The plan's lines with fusable runs replaced by one line each (see the module docstring).
 
-    `compilers`: for each device whose namespace has one, its `fuse` (a function to one device kernel).
+    `names` gives workspace values theirs; `compilers`: for each device whose namespace has one, its `fuse` (a
+    function to one device kernel).
     """
-    steps = _fuse_siblings(_fuse_epilogues(steps, fetched))
+    steps = _fuse_siblings(_fuse_epilogues(_keep_workspaces(steps, names), fetched))
     return _fuse_elementwise(steps, fetched, compilers) if compilers else steps
 
 
@@ -48,6 +54,44 @@ def _kernel_def(step: Step):
 def _rebuilt(steps: list[Step], fused: dict[int, Step], drop: set[int]) -> list[Step]:
     """steps with the fused lines in place and the lines they absorbed left out."""
     return [fused.get(i, step) for i, step in enumerate(steps) if i in fused or i not in drop]
+
+
+# -- workspaces -----------------------------------------------------------------------------------
+
+
+def _keep_workspaces(steps: list[Step], names: Names) -> list[Step]:
+    readers = collections.defaultdict(list)
+    for index, step in enumerate(steps):
+        for arg in dict.fromkeys(step.args):
+            readers[arg].append(index)
+    changed: dict[int, Step] = {}
+    for index, step in enumerate(steps):
+        kernel_def = _kernel_def(step)
+        if kernel_def is None or index in changed:
+            continue
+        for workspace in kernel_def.workspaces:
+            variant = getattr(step.kernel, workspace.variant, None)
+            partners = [p for p in readers[step.outputs[0]]
+                        if p not in changed and _reads_workspace(step, steps[p], workspace)]
+            if variant is None or not partners:
+                continue
+            value = names.new(f"{step.outputs[0]}_workspace")
+            changed[index] = replace(step, kernel=variant, outputs=step.outputs + [value])
+            for position in partners:
+                partner = steps[position]
+                args = list(partner.args)
+                args[workspace.replaces] = value
+                changed[position] = replace(partner, kernel=getattr(partner.kernel, workspace.reader), args=args)
+            break
+    return [changed.get(index, step) for index, step in enumerate(steps)]
+
+
+def _reads_workspace(step: Step, other: Step, workspace) -> bool:
+    """Whether `other` is the workspace's op on `step`'s input 0 and output 0, with the same attrs and device."""
+    return (_kernel_def(other) is not None and other.op.type == workspace.op and other.device == step.device
+            and len(other.args) > workspace.replaces and other.args[0] == step.args[0]
+            and other.args[workspace.replaces] == step.outputs[0] and other.op.attrs == step.op.attrs
+            and hasattr(other.kernel, workspace.reader))
 
 
 # -- epilogues ------------------------------------------------------------------------------------

@@ -172,7 +172,7 @@ def _generate(plan: Plan, names: Names, binder: _NodeBinder, options: CompileOpt
     if options.fuse and not options.plain:
         fetched = {value.name for value in plan.fetch_values if value is not None}
         compilers = {name: device.xp.fuse for name, device in binder.devices.items() if hasattr(device.xp, "fuse")}
-        steps = fuse(steps, fetched, compilers)
+        steps = fuse(steps, fetched, names, compilers)
     donate = not options.plain
     if not per_device:
         return [codegen.generate(steps, constants, plan, names, donate)]

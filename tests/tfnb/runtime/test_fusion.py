@@ -7,6 +7,7 @@ import tfnb as tf
 from tfnb.framework.common_shapes import geometry_from_attrs
 from tfnb.kernels import KernelNode, conv
 from tfnb.kernels.conv import choice, convolution, fft
+from tfnb.ops.conv_ops import max_pool_grad
 from tfnb.ops.nn_ops import relu_grad
 
 UNFUSED = tf.ConfigProto(graph_options=tf.GraphOptions(
@@ -162,6 +163,59 @@ def test_a_relu_gradient_of_other_features_is_not_fused_into_the_pool_gradient()
         assert not any("MaxPoolGrad + " in line for line in fused_lines(sess))
     with tf.Session(config=UNFUSED) as sess:
         np.testing.assert_array_equal(fused, sess.run(masked, {x: data, other: features}))
+
+
+@pytest.mark.parametrize("shape,ksize,strides,padding", [
+    ((3, 9, 9, 4), [1, 3, 3, 1], [1, 1, 1, 1], "SAME"),   # overlapping, padded (an inception module's pool)
+    ((3, 10, 10, 4), [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),  # tiling
+    ((3, 9, 9, 4), [1, 2, 2, 1], [1, 2, 2, 1], "SAME"),   # tiling but padded
+    ((3, 11, 11, 4), [1, 3, 3, 1], [1, 2, 2, 1], "VALID"),  # AlexNet's overlapping pool
+    ((3, 8, 7, 4), [1, 1, 3, 1], [1, 1, 2, 1], "SAME"),   # one row tap
+    ((3, 8, 7, 4), [1, 3, 1, 1], [1, 2, 1, 1], "SAME"),   # one column tap
+])
+@pytest.mark.parametrize("values", ["random", "ties", "non-finite"])
+def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, strides, padding, values):
+    """The gradient reads the pool's workspace (each window's first maximum as a flat index) and matches
+    MaxPoolGrad finding the maxima again, ties (ReLU's zeros) and padding beside -inf and NaN included."""
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal(shape).astype(np.float32)
+    if values == "ties":
+        data = np.maximum(np.round(data), 0)
+    elif values == "non-finite":
+        data[0, :2] = -np.inf
+        data[1, 1, 1, :2] = np.nan
+    x = tf.placeholder(tf.float32, shape)
+    pooled = tf.nn.max_pool(x, ksize, strides, padding)
+    weights = tf.constant(rng.standard_normal(pooled.shape.as_list()).astype(np.float32))
+    grad = tf.gradients(tf.reduce_sum(pooled * weights), x)[0]
+    results = []
+    for config in (None, UNFUSED):
+        with tf.Session(config=config) as sess:
+            results.append(sess.run([pooled, grad], {x: data}))
+            if config is None:
+                assert "MaxPool_workspace = max_pool_kernel(" in plan_source(sess)
+                assert "max_pool_grad_kernel(Placeholder, MaxPool_workspace, " in plan_source(sess)
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    # The same terms in another order where windows overlap: a scatter adds them window by window.
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6, atol=1e-5)
+
+
+def test_a_pool_gradient_of_another_input_or_output_does_not_read_the_workspace():
+    x, other = tf.placeholder(tf.float32, [2, 4, 4, 3]), tf.placeholder(tf.float32, [2, 4, 4, 3])
+    pooled = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    dy = tf.ones_like(pooled)
+    grads = [max_pool_grad(other, pooled, dy, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+             max_pool_grad(x, pooled * 2, dy, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+             max_pool_grad(x, pooled, dy, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")]
+    rng = np.random.default_rng(5)
+    feeds = {x: rng.standard_normal((2, 4, 4, 3)).astype(np.float32),
+             other: rng.standard_normal((2, 4, 4, 3)).astype(np.float32)}
+    with tf.Session() as sess:
+        fused = sess.run(grads, feeds)
+        assert "_workspace" not in plan_source(sess)
+    with tf.Session(config=UNFUSED) as sess:
+        for got, expected in zip(fused, sess.run(grads, feeds)):
+            np.testing.assert_array_equal(got, expected)
 
 
 def dense_regression(rows: int, columns: int, seed: int = 0):
