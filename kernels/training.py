@@ -285,14 +285,14 @@ def descend_by_product(xp, var, alpha: float, a, b) -> None:
     scratch = Scratch(xp)
 
     def descend(array) -> None:
-        step = array.dtype.type(alpha)
+        # alpha * a, as small as the batch is: its product is the step itself, with no pass to scale it.
+        scaled = xp.multiply(a, array.dtype.type(alpha))
 
         def bands(part: slice) -> None:
             for first in range(part.start * band, min(part.stop * band, rows), band):
                 chosen = slice(first, min(first + band, rows))
                 product = scratch("descent_product", (chosen.stop - first, columns), array.dtype)
-                xp.matmul(a[chosen], b, out=product)
-                product *= step
+                xp.matmul(scaled[chosen], b, out=product)
                 array[chosen] -= product
 
         parallel_parts(bands, -(-rows // band), rows * columns * a.shape[1])
