@@ -20,15 +20,16 @@ def test_descent_in_blocks_matches_the_formula(monkeypatch, threads):
     np.testing.assert_allclose(var, expected, rtol=1e-15)
 
 
-def test_a_training_step_descends_a_large_variable_where_its_gradient_lies(monkeypatch):
+@pytest.mark.parametrize("batch", [1, 3])  # one example: the weight gradient is an outer product
+def test_a_training_step_descends_a_large_variable_where_its_gradient_lies(monkeypatch, batch):
     monkeypatch.setattr(training, "_DESCENT_BLOCK", 64)
     monkeypatch.setattr(training, "_DESCENT_WHOLE", 1024)
     value = np.random.default_rng(1).standard_normal((40, 50)).astype(np.float32)
     w = tf.Variable(value)
-    x = tf.placeholder(tf.float32, [3, 40])
+    x = tf.placeholder(tf.float32, [batch, 40])
     loss = tf.reduce_sum(tf.matmul(x, w) ** 2)
     train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
-    inputs = np.random.default_rng(2).standard_normal((3, 40)).astype(np.float32)
+    inputs = np.random.default_rng(2).standard_normal((batch, 40)).astype(np.float32)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         sess.run(train, {x: inputs})

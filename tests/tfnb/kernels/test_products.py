@@ -5,15 +5,19 @@ import pytest
 
 from tfnb.kernels import intra_op, products
 
-# (rows, summed, columns, transpose a, transpose b): each skinny on one side, so that each kind of block runs.
+# (rows, summed, columns, transpose a, transpose b): each skinny on one side, so that each kind of block runs;
+# one and two rows, as matrix-vector products, forward (x @ w) and as an input gradient (dy @ w.T); outer products.
 SHAPES = [(3, 50, 40, False, False), (3, 50, 40, False, True), (50, 3, 40, True, False), (50, 40, 3, False, False),
-          (50, 40, 3, True, False), (6, 7, 5, False, False), (40, 45, 50, True, True)]
+          (50, 40, 3, True, False), (6, 7, 5, False, False), (40, 45, 50, True, True),
+          (1, 50, 40, False, False), (2, 50, 40, False, False), (1, 50, 40, False, True), (2, 50, 40, False, True),
+          (50, 1, 40, True, False), (50, 1, 40, False, False)]
 
 
 @pytest.mark.parametrize("m,k,n,transpose_a,transpose_b", SHAPES)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_blocked_products_match_numpy(monkeypatch, m, k, n, transpose_a, transpose_b, threads):
     monkeypatch.setattr(products, "_BLOCK_BYTES", 64)  # a few rows or columns a block
+    monkeypatch.setattr(products, "_VECTOR_BLOCK_BYTES", 1024)
     monkeypatch.setattr(products, "_LARGE_BYTES", 0)
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
     rng = np.random.default_rng(0)
