@@ -4,7 +4,8 @@ Frameworks in one process disturb each other: thread pools that spin while idle,
 libraries that one loads and another then uses. A user runs one of them, so here each contender
 lives in a worker process, built there by a factory `module:function[:argument...]` that returns the
 callable to time (or None when its framework is not installed). Rounds rotate which contender goes
-first and pause before each turn, as `harness.interleaved_medians` does. Each worker also reports its
+first and pause before each turn, as `harness.interleaved_medians` does. A turn may start with untimed
+calls (`warmup`): a step right after a pause is not a training step in a loop. Each worker also reports its
 resident memory: after the first call, and its peak while it was timed (Linux; NaN elsewhere).
 """
 
@@ -50,8 +51,9 @@ def isolated_medians(factories: dict[str, str], rounds: int = 11, number: int = 
 
 
 def isolated_runs(factories: dict[str, str], rounds: int = 11, number: int = 5,
-                  pause: float = 0.2) -> dict[str, IsolatedRun]:
-    """Each installed contender's IsolatedRun, each timed in its own process, the processes taking turns."""
+                  pause: float = 0.2, warmup: int = 0) -> dict[str, IsolatedRun]:
+    """Each installed contender's IsolatedRun, each timed in its own process, the processes taking turns; each
+    turn makes `warmup` untimed calls before its `number` timed ones."""
     workers = {name: _Worker(spec) for name, spec in factories.items()}
     try:
         order = [(name, worker) for name, worker in workers.items() if worker.available]
@@ -60,7 +62,7 @@ def isolated_runs(factories: dict[str, str], rounds: int = 11, number: int = 5,
             shift = round_index % len(order)
             for name, worker in order[shift:] + order[:shift]:
                 time.sleep(pause)
-                samples[name].append(worker.seconds_per_call(number))
+                samples[name].append(worker.seconds_per_call(number, warmup))
         return {name: IsolatedRun(samples[name], worker.first_value, worker.built_bytes, worker.peak_bytes())
                 for name, worker in order}
     finally:
@@ -86,8 +88,8 @@ class _Worker:
         self._process.stdin.flush()
         return float(self._answer("reading its peak memory"))
 
-    def seconds_per_call(self, number: int) -> float:
-        self._process.stdin.write(f"{number}\n")
+    def seconds_per_call(self, number: int, warmup: int = 0) -> float:
+        self._process.stdin.write(f"{warmup} {number}\n")
         self._process.stdin.flush()
         return float(self._answer(f"timing {number} calls"))
 
@@ -143,7 +145,9 @@ def _serve(spec: str) -> None:
         if line.strip() == "peak":
             print(_resident_bytes("VmHWM"), flush=True)
             continue
-        number = int(line)
+        warmup, number = (int(word) for word in line.split())
+        for _ in range(warmup):
+            contender()
         start = time.perf_counter()
         for _ in range(number):
             contender()
