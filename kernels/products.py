@@ -14,8 +14,9 @@ On a batch of one or two rows (the paper's models at batch 2 on this CPU), a pro
 matrix-vector products (GEMV), which BLAS streams without packing, over blocks of 1 MiB: each block read from
 memory once, and from the cache for the second row. Measured against the blocked GEMM on AlexNet's dense layers
 at batch 2, two threads: 0.65-0.75x the time of an input gradient (dy @ w.T), 0.8-0.95x of a forward product
-(x @ w). At batch 4 the forward product was slower so, and a training step of dense layers 1.05x. An outer
-product (a summed axis of one: a weight gradient at batch 1) is a broadcast multiplication, 0.2x BLAS's time.
+(x @ w). At batch 4 matrix-vector products made the forward product slower, and a training step of dense layers
+took 1.05x. An outer product (a summed axis of one: a weight gradient at batch 1) is a broadcast
+multiplication, in 0.2x BLAS's time.
 """
 
 from __future__ import annotations
