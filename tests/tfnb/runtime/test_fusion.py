@@ -1,5 +1,7 @@
 """Kernel fusion in plans: which lines fuse, that fused plans compute what unfused ones do, errors."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -198,6 +200,32 @@ def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, stri
     np.testing.assert_array_equal(results[0][0], results[1][0])
     # The same terms in another order where windows overlap: a scatter adds them window by window.
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6, atol=1e-5)
+
+
+def test_steps_running_at_once_each_read_their_own_pool_workspace():
+    rng = np.random.default_rng(6)
+    x = tf.placeholder(tf.float32, [8, 12, 12, 3])
+    w = tf.Variable(rng.standard_normal((3, 3, 3, 8)).astype(np.float32))
+    pooled = tf.nn.max_pool(tf.nn.relu(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")), [1, 3, 3, 1], [1, 2, 2, 1], "SAME")
+    gradient = tf.gradients(tf.reduce_sum(pooled * pooled), w)[0]
+    batches = [rng.standard_normal((8, 12, 12, 3)).astype(np.float32) for _ in range(4)]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        expected = [sess.run(gradient, {x: batch}) for batch in batches]
+        assert "_workspace" in plan_source(sess)
+        wrong = []
+
+        def steps(index: int) -> None:
+            for _ in range(50):
+                if not np.allclose(sess.run(gradient, {x: batches[index]}), expected[index], rtol=1e-5, atol=1e-5):
+                    wrong.append(index)
+
+        threads = [threading.Thread(target=steps, args=(index,)) for index in range(len(batches))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert wrong == []
 
 
 def test_a_pool_gradient_of_another_input_or_output_does_not_read_the_workspace():
