@@ -79,13 +79,20 @@ def _blocking(xp, a, b, out) -> str | None:
     return "rows" if _rows_contiguous(a) else "sums"
 
 
+def product_into(xp, a, b, out) -> None:
+    """out = a @ b in one call: an outer product (a summed axis of one) as a broadcast multiplication, which
+    BLAS does several times slower."""
+    if a.shape[1] == 1:
+        xp.multiply(a, b, out=out)
+    else:
+        xp.matmul(a, b, out=out)
+
+
 def _blocked(xp, a, b, out) -> None:
     """out = a @ b, block by block of its largest operand where the product is skinny and large."""
     blocking = _blocking(xp, a, b, out)
-    if a.shape[1] == 1 and xp is np:  # an outer product: BLAS over a summed axis of one is several times slower
-        xp.multiply(a, b, out=out)
-    elif blocking is None:
-        xp.matmul(a, b, out=out)
+    if blocking is None:
+        product_into(xp, a, b, out)
     elif blocking == "rows":
         _row_blocks(xp, a, b, out)
     elif blocking == "sums":
@@ -119,7 +126,7 @@ def _row_blocks(xp, a, b, out) -> None:
     """Blocks of rows of a and out (out's rows or a's rows are the large operand)."""
     width = max(a.shape[1], out.shape[1])
     for rows in _blocks(out.shape[0], _BLOCK_BYTES // (width * out.itemsize)):
-        xp.matmul(a[rows], b, out=out[rows])
+        product_into(xp, a[rows], b, out[rows])
 
 
 def _reduction_blocks(xp, a, b, out) -> None:

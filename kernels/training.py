@@ -16,6 +16,7 @@ import numpy as np
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.intra_op import parallel_parts
+from tfnb.kernels.products import product_into
 from tfnb.kernels.registry import kernel
 from tfnb.kernels.state import _uninitialized, update_variable
 
@@ -287,16 +288,12 @@ def descend_by_product(xp, var, alpha: float, a, b) -> None:
     def descend(array) -> None:
         # alpha * a, as small as the batch is: its product is the step itself, with no pass to scale it.
         scaled = xp.multiply(a, array.dtype.type(alpha))
-        outer = a.shape[1] == 1
 
         def bands(part: slice) -> None:
             for first in range(part.start * band, min(part.stop * band, rows), band):
                 chosen = slice(first, min(first + band, rows))
                 product = scratch("descent_product", (chosen.stop - first, columns), array.dtype)
-                if outer:  # BLAS multiplies over a summed axis of one several times slower than a broadcast
-                    xp.multiply(scaled[chosen], b, out=product)
-                else:
-                    xp.matmul(scaled[chosen], b, out=product)
+                product_into(xp, scaled[chosen], b, product)
                 array[chosen] -= product
 
         parallel_parts(bands, -(-rows // band), rows * columns * a.shape[1])

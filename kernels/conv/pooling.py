@@ -13,6 +13,8 @@ ufunc.at instead of finding the maxima again (tfnb/runtime/fusion.py).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tfnb.framework.common_shapes import Axis, Geometry
@@ -211,24 +213,18 @@ def max_pool(node):
                                                              geo, out[part]), x)
         return out
 
-    bases: dict = {}
-
     def with_workspace(x):
         """(MaxPool of x, where each window's first maximum is in x as a flat index): MaxPoolGrad's workspace."""
-        nonlocal bases
         geo = pool_geometry_or_fail(attrs, x.shape)
         shape = _pooled_shape(x.shape, geo)
         if 0 in shape:
             return xp.zeros(shape, dtype=x.dtype), xp.zeros(shape, dtype=np.intp)
         if not (_inside(geo) or bool((x > fill).all())):  # a window might pick padding: the exact indices
             return run(x), _first_max_flat(scratch, x, geo, fill)
-        base = bases.get(x.shape)
-        if base is None:
-            base = _window_bases(x.shape, geo)
-            bases = {x.shape: base}
+        base = _window_bases(x.shape, geo)
         out, first = scratch.output(shape, x.dtype), scratch.output(shape, np.intp)
-        _in_cache_sized_parts(lambda part: _max_pool_with_first_maxima(scratch, x[part], geo, fill, out[part], base[part],
-                                                                 first[part]), x)
+        _in_cache_sized_parts(lambda part: _max_pool_with_first_maxima(scratch, x[part], geo, fill, out[part],
+                                                                       base[part], first[part]), x)
         return out, first
 
     if xp is np:  # a flat-index scatter is NumPy's ufunc.at
@@ -236,13 +232,15 @@ def max_pool(node):
     return run
 
 
+@functools.lru_cache(maxsize=16)
 def _window_bases(shape: tuple, geo: Geometry):
-    """Per output of a pool over an input of `shape`, the flat index of its window's first tap (padding: < 0)."""
-    batch, height, width, channels = shape
-    rows = (geo.h.output_positions() - geo.h.pad)[None, :, None, None]
-    columns = (geo.w.output_positions() - geo.w.pad)[None, None, :, None]
-    images = np.arange(batch)[:, None, None, None] * height
-    return (((images + rows) * width + columns) * channels + np.arange(channels)).astype(np.intp)
+    """Per output of a pool over an input of `shape`, the flat index of its window's first tap (padding: < 0);
+    read-only, made once per shape and geometry."""
+    rows = (geo.h.output_positions() - geo.h.pad)[:, None, None]
+    columns = (geo.w.output_positions() - geo.w.pad)[None, :, None]
+    bases = _flat_indices(np, shape, rows, columns).astype(np.intp)
+    bases.flags.writeable = False
+    return bases
 
 
 @kernel("AvgPool", parallel=True, fresh_output=True)
@@ -269,12 +267,19 @@ def _first_max_flat(scratch: Scratch, x, geo: Geometry, fill):
     """For every output window, the flat index into x of its first maximum (padding never wins)."""
     xp, windows = scratch.xp, _pool_windows(scratch, x, geo, fill)
     taps = windows.reshape(windows.shape[:4] + (-1,)).argmax(axis=4)
-    batch, height, width, channels = x.shape
+    _, height, width, _ = x.shape
     # Only a window of lowest values can pick padding; clipping then lands on its first real element, as TF.
     row = xp.clip(xp.asarray(geo.h.output_positions())[:, None, None] + taps // geo.w.taps - geo.h.pad, 0, height - 1)
     col = xp.clip(xp.asarray(geo.w.output_positions())[None, :, None] + taps % geo.w.taps - geo.w.pad, 0, width - 1)
+    return _flat_indices(xp, x.shape, row, col)
+
+
+def _flat_indices(xp, shape: tuple, rows, columns):
+    """The flat indices into an NHWC array of `shape` of the elements at (rows, columns) of every image and
+    channel: rows and columns broadcast against (batch, out rows, out columns, channels)."""
+    batch, height, width, channels = shape
     images = xp.arange(batch).reshape(-1, 1, 1, 1) * height
-    return ((images + row) * width + col) * channels + xp.arange(channels)
+    return ((images + rows) * width + columns) * channels + xp.arange(channels)
 
 
 def _tiled_max_pool_grad(scratch: Scratch, x, dy, geo: Geometry, dx) -> None:
@@ -385,8 +390,9 @@ def max_pool_grad(node):
     zero = np.dtype(out_dtype).type(0)
     # For tfnb/runtime/fusion.py: ReluGrad(MaxPoolGrad(x, y, dy), x), with ReluGrad's arithmetic.
     run.with_relu_grad = lambda x, y, dy: run(x, y, dy, True)
-    from_workspace.with_relu_grad = lambda x, first, dy: from_workspace(x, first, dy, True)
-    run.from_workspace = from_workspace
+    if xp is np:  # MaxPool's workspace, as with_workspace makes it on NumPy
+        from_workspace.with_relu_grad = lambda x, first, dy: from_workspace(x, first, dy, True)
+        run.from_workspace = from_workspace
     return run
 
 
