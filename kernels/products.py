@@ -72,10 +72,12 @@ def _blocking(xp, a, b, out) -> str | None:
     largest = max(sizes, key=sizes.get)
     if xp is not np or min(m, n, k) > _SKINNY or sizes[largest] * out.itemsize < _LARGE_BYTES:
         return None
-    if largest == "out":
-        return "rows"
-    if largest == "b":  # a transposed view lies contiguous along its columns
-        return "sums" if _rows_contiguous(b) else "columns"
+    if largest == "out":  # blocks along its long side
+        return "rows" if m >= n else "columns"
+    if largest == "b":
+        # Shares of the summed axis are partial results of out's size: only worth it where b is at least as tall
+        # as it is wide (a transposed view lies contiguous along its columns: it is read in columns).
+        return "sums" if _rows_contiguous(b) and k >= n else "columns"
     return "rows" if _rows_contiguous(a) else "sums"
 
 
@@ -102,8 +104,8 @@ def _blocked(xp, a, b, out) -> None:
             for row in range(a.shape[0]):
                 xp.dot(b.T[cols], a[row], out=out[row, cols])
     else:
-        k = a.shape[1]
-        for cols in _blocks(b.shape[1], _BLOCK_BYTES // (k * out.itemsize)):
+        height = max(a.shape)  # of the blocks of b and out
+        for cols in _blocks(b.shape[1], _BLOCK_BYTES // (height * out.itemsize)):
             xp.matmul(a, b[:, cols], out=out[:, cols])
 
 

@@ -10,7 +10,8 @@ from tfnb.kernels import intra_op, products
 SHAPES = [(3, 50, 40, False, False), (3, 50, 40, False, True), (50, 3, 40, True, False), (50, 40, 3, False, False),
           (50, 40, 3, True, False), (6, 7, 5, False, False), (40, 45, 50, True, True),
           (1, 50, 40, False, False), (2, 50, 40, False, False), (1, 50, 40, False, True), (2, 50, 40, False, True),
-          (50, 1, 40, True, False), (50, 1, 40, False, False)]
+          (50, 1, 40, True, False), (50, 1, 40, False, False),
+          (4, 9, 60, False, False), (4, 9, 60, True, False), (9, 4, 60, False, False)]
 
 
 @pytest.mark.parametrize("m,k,n,transpose_a,transpose_b", SHAPES)
@@ -27,3 +28,14 @@ def test_blocked_products_match_numpy(monkeypatch, m, k, n, transpose_a, transpo
     with intra_op.RunThreads(threads, 1):
         out = products.matmul_into(np, a, b, np.full((m, n), np.nan))
     np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("m,k,n,blocking", [
+    (9, 36, 80_000, "columns"),  # a Winograd filter gradient back from the transform positions: b wide
+    (36, 9, 80_000, "columns"),  # a Winograd filter transform: out wide
+    (2, 9216, 4096, "sums"),  # a dense layer's forward product at batch 2: b tall
+    (9216, 2, 4096, "rows"),  # its weight gradient: out tall
+])
+def test_products_are_cut_along_the_long_side(m, k, n, blocking):
+    a, b = np.empty((m, k), np.float32), np.empty((k, n), np.float32)
+    assert products._blocking(np, a, b, np.empty((m, n), np.float32)) == blocking
