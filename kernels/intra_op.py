@@ -44,7 +44,8 @@ def parallel_parts(fn, n: int, work: float) -> list:
 
     The calling thread runs the first part, helper threads the others. Parts must write disjoint data.
     Work below `PARALLEL_WORK` element operations, or a run with one thread, runs in the calling thread
-    alone. If a part raises, the first error is raised once every part has ended.
+    alone. A part runs with one thread: a split inside it runs in the part's own thread, as it does in a
+    helper. If a part raises, the first error is raised once every part has ended.
     """
     width = min(run_width(), n)
     if width < 2 or work < PARALLEL_WORK:
@@ -54,9 +55,11 @@ def parallel_parts(fn, n: int, work: float) -> list:
     helpers = _HELPERS.take(width - 1)
     for helper, part in zip(helpers, parts[1:]):
         helper.start(fn, part)
+    _run.widths.append(1)
     try:
         first = fn(parts[0])
     finally:
+        _run.widths.pop()
         outcomes = [helper.outcome() for helper in helpers]
         _HELPERS.give_back(helpers)
     for _, error in outcomes:

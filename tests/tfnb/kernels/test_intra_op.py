@@ -110,6 +110,19 @@ def test_parallel_parts_cover_the_range_in_order_across_threads(monkeypatch):
     assert intra_op.parallel_parts(part, 10, 10) == [list(range(10))]  # outside a run: the calling thread alone
 
 
+def test_a_split_inside_a_part_runs_in_the_part_s_thread(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+
+    def part(rows):
+        inner = intra_op.parallel_parts(lambda inner_rows: threading.get_ident(), 4, 4)
+        return intra_op.run_width(), inner, threading.get_ident()
+
+    with intra_op.RunThreads(2, 1):
+        parts = intra_op.parallel_parts(part, 2, 2)
+        assert intra_op.run_width() == 2  # the calling thread's width is back once its part has run
+    assert [(width, inner) for width, inner, _ in parts] == [(1, [thread]) for _, _, thread in parts]
+
+
 def test_a_failing_part_raises_once_every_part_has_ended(monkeypatch):
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
     ended = []
