@@ -368,7 +368,9 @@ def cumprod(node):
 
 # A weight gradient read only by its gradient-descent update is computed into the variable (with_descent).
 @kernel("MatMul", fresh_output=True,
-        epilogues=(Epilogue(("ResourceApplyGradientDescent",), "with_descent", input=2),))
+        epilogues=(Epilogue(("ResourceApplyGradientDescent",), "with_descent", input=2),
+                   Epilogue(("Add", "Relu"), "with_add_relu"), Epilogue(("Add",), "with_add"),
+                   Epilogue(("ReluGrad",), "with_relu_grad")))
 def mat_mul(node):
     xp = node.xp
     transpose_a, transpose_b = node.attrs["transpose_a"], node.attrs["transpose_b"]
@@ -402,7 +404,28 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
             raise InvalidArgumentError(None, None, f"MatMul of {a.dtype} and {b.dtype} into a {dtype} descent")
         descend_by_product(xp, var, float(alpha), a, b)
 
+    def with_add(a, b, addend, relu: bool = False):
+        """Add(a @ b, addend) (then Relu), in place on the product where addend broadcasts to its shape: a dense
+        layer's bias (and activation) in the pass that reads the product from the cache."""
+        out = run(a, b)
+        if addend.dtype == out.dtype and xp.broadcast_shapes(out.shape, addend.shape) == out.shape:
+            xp.add(out, addend, out=out)
+        else:
+            out = xp.add(out, addend)
+        if relu:
+            xp.maximum(out, out.dtype.type(0), out=out)
+        return out
+
+    def with_relu_grad(a, b, features):
+        """ReluGrad(a @ b, features): the product times the mask of features > 0, in place."""
+        out = run(a, b)
+        mask = features > out.dtype.type(0)
+        return xp.multiply(out, mask, out=out) if mask.shape == out.shape else out * mask
+
     run.with_descent = with_descent
+    run.with_add = with_add
+    run.with_add_relu = lambda a, b, addend: with_add(a, b, addend, relu=True)
+    run.with_relu_grad = with_relu_grad
     return run
 
 

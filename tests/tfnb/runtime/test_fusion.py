@@ -285,6 +285,48 @@ def test_a_weight_gradient_that_is_fetched_is_not_fused_into_the_descent():
 
 
 
+@pytest.mark.parametrize("addend", ["bias", "matrix", "scalar", "widening"])
+def test_dense_layers_add_their_bias_and_activation_and_gradient_mask_on_the_product(addend):
+    rng = np.random.default_rng(8)
+    shapes = {"bias": [6], "matrix": [5, 6], "scalar": [], "widening": [2, 1, 6]}
+    x = tf.placeholder(tf.float32, [5, 4])
+    w = tf.Variable(rng.standard_normal((4, 6)).astype(np.float32))
+    b = tf.constant(rng.standard_normal(shapes[addend]).astype(np.float32))
+    hidden = tf.nn.relu(tf.matmul(x, w) + b)
+    if addend == "widening":  # the sum is wider than the product: Add makes a new array
+        hidden = tf.reduce_sum(hidden, axis=0)
+    w2 = tf.Variable(rng.standard_normal((6, 3)).astype(np.float32))
+    logits = tf.matmul(hidden, w2) + 1.0
+    loss = tf.reduce_mean(tf.square(logits))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    feeds = {x: rng.standard_normal((5, 4)).astype(np.float32)}
+    results = []
+    for config in (None, UNFUSED):
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            results.append([sess.run([loss, train], feeds)[0] for _ in range(3)])
+            if config is None:
+                lines = fused_lines(sess)
+            results[-1].append(sess.run(w))
+    assert any(line.startswith("MatMul = MatMul + add = Add + Relu = Relu") for line in lines)
+    assert any("MatMul + " in line and "ReluGrad = ReluGrad" in line for line in lines) == (addend != "widening")
+    assert results[0][0] == results[1][0]  # the first loss: the same arithmetic in the same order
+    # The fused descent scales the input by the learning rate before the product: last bits of the weights differ.
+    for fused, unfused in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_allclose(fused, unfused, rtol=1e-5)
+
+
+def test_a_product_read_elsewhere_keeps_its_own_line_before_the_bias():
+    x = tf.placeholder(tf.float32, [2, 3])
+    product = tf.matmul(x, tf.ones([3, 4]))
+    hidden = tf.nn.relu(product + tf.ones([4]))
+    with tf.Session() as sess:
+        values = sess.run([hidden, product], {x: np.ones((2, 3), np.float32)})
+        assert not any("Add" in line for line in fused_lines(sess))
+    np.testing.assert_array_equal(values[0], np.full((2, 4), 4.0, np.float32))
+    np.testing.assert_array_equal(values[1], np.full((2, 4), 3.0, np.float32))
+
+
 # -- elementwise groups, on a device that compiles them (tests/tfnb/runtime/test_strict_device.py) ----------
 
 STRICT = "/device:STRICT:0"
