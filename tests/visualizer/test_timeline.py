@@ -101,3 +101,17 @@ def test_loop_instances_carry_frame_and_iteration_in_the_timeline_and_the_chrome
     assert adds[-1]["args"]["dead"] is True and "dead" not in adds[0]["args"]
     outside = next(e for e in events if e["name"] == "i")
     assert "frame" not in outside["args"]
+
+
+def test_a_timed_step_draws_its_fused_lines_as_one_bar_each():
+    x = tf.placeholder(tf.float32, [2, 4], name="x")
+    w = tf.Variable(np.ones((4, 3), np.float32), name="w")
+    hidden = tf.nn.relu(tf.matmul(x, w, name="product") + tf.ones([3]), name="hidden")
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(hidden, {x: np.ones((2, 4), np.float32)},
+                 options=tf.RunOptions(trace_level=tf.RunOptions.SOFTWARE_TRACE), run_metadata=metadata)
+    data = Timeline(metadata).data
+    assert "hidden" in data["name"] and "product" not in data["name"]
+    assert data["op_type"][data["name"].index("hidden")] == "MatMul+Add+Relu"

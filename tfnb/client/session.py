@@ -34,7 +34,7 @@ from tfnb.runtime.pipeline import CompileOptions, Executable, compile_plan
 from tfnb.runtime.plan import Plan
 from tfnb.runtime.rendezvous import to_host
 from tfnb.runtime.resources import ResourceManager, reset_containers
-from tfnb.runtime.tracing import ExecutorRecord, RunMetadata, RunOptions, fill_run_metadata
+from tfnb.runtime.tracing import ExecutorRecord, RunMetadata, RunOptions, fill_run_metadata, fill_timed_run_metadata
 
 __all__ = ["ConfigProto", "GraphOptions", "InteractiveSession", "OptimizerOptions", "Session"]
 
@@ -144,10 +144,13 @@ class Session:
         compiled = self._compiled(fetches, feed_dict)
         feeds = [check(value) for check, value in zip(compiled.feed_checks, feed_dict.values())]
         step = compiled.new_step(next(self._step_ids), options.timeout_in_ms if options is not None else 0)
-        traced = options is not None and options.trace_level >= RunOptions.FULL_TRACE
+        level = options.trace_level if options is not None else RunOptions.NO_TRACE
+        timed = RunOptions.NO_TRACE < level < RunOptions.FULL_TRACE and getattr(compiled.executable, "timed", False)
         with np.errstate(all="ignore"), compiled.threads:
             try:
-                if traced:
+                if timed:
+                    values = self._run_timed(compiled, feeds, step, run_metadata)
+                elif level > RunOptions.NO_TRACE:  # a plan without generated code is traced on the reference executor
                     values = self._run_traced(compiled, feeds, step, run_metadata)
                 else:
                     values = compiled.run(feeds, step)
@@ -162,6 +165,14 @@ class Session:
         values = compiled.executable.run_traced(feeds, step, record)
         if run_metadata is not None:
             fill_run_metadata(run_metadata, compiled.plan, step.trace, record, started)
+        return values
+
+    def _run_timed(self, compiled: _Compiled, feeds, step, run_metadata: RunMetadata | None):
+        """Runs the generated code with each line timed (SOFTWARE_TRACE), the lines' times into `run_metadata`."""
+        started = time.perf_counter()
+        values = compiled.executable.run_timed(feeds, step)
+        if run_metadata is not None:
+            fill_timed_run_metadata(run_metadata, compiled.plan, step.trace, started)
         return values
 
     def make_callable(self, fetches, feed_list=()) -> Callable:

@@ -12,8 +12,10 @@ lines may be fused (tfnb/runtime/fusion.py). The source is kept on the plan, to 
 from __future__ import annotations
 
 import itertools
+import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -53,12 +55,36 @@ class Step:
 
 
 @dataclass
+class TimedLine:
+    """What one line of a timed run computed (RunOptions.SOFTWARE_TRACE): a fused line is named after the last op it
+    fuses, whose output it gives, as TF's traces name Grappler's fused ops, and typed by the ops it fuses."""
+
+    node_name: str
+    op_type: str
+    device: str
+    label: str
+
+
+@dataclass
 class Compiled:
-    """A generated function `run(feeds, step) -> fetched values`, its source, and which line runs which node."""
+    """A generated function `run(feeds, step) -> fetched values`, its source, and which line runs which node.
+
+    `timed()` is the same function with every kernel line timed (compiled on first use): it appends
+    (TimedLine, start, end, thread) to `step.trace` after each, two clock reads per line.
+    """
 
     source: str
     run: Callable
     line_nodes: dict[int, Node]
+    lines: list = field(default_factory=list, repr=False)
+    bound: dict = field(default_factory=dict, repr=False)
+    label: str = ""
+    _timed: Compiled | None = field(default=None, repr=False)
+
+    def timed(self) -> Compiled:
+        if self._timed is None:
+            self._timed = _timed_function(self.lines, self.bound, self.label)
+        return self._timed
 
 
 def build_steps(plan: Plan, names: Names, bind: Callable) -> tuple[list[Step], dict]:
@@ -111,7 +137,7 @@ def generate(steps: list[Step], constants: dict, plan: Plan, names: Names, donat
                       if arg == value.name and arg not in bound and value.kind != FEED
                       and donatable(value.tensor, step.op, fetched_tensors, last_read.get(arg) == index, arg in fresh)]
             call = inplace_call(step.kernel, name, step.args, donors) or call
-        lines.append(Line(_assignment(step.outputs, call, last_use, fetched), describe(step), step.node))
+        lines.append(Line(_assignment(step.outputs, call, last_use, fetched), describe(step), step.node, step.fused))
         dead = [a for a in dict.fromkeys(step.args) if last_use.get(a) == index and a not in fetched and a not in bound]
         if dead:
             lines.append(Line(f"del {', '.join(dead)}"))
@@ -143,6 +169,7 @@ class Line:
     code: str
     comment: str = ""
     node: Node | None = None
+    fused: tuple = ()  # the nodes of a fused line (Step.fused)
 
     def text(self) -> str:
         # Graph names appear only in comments; anything that could end a comment's line is replaced.
@@ -163,7 +190,24 @@ def assemble(lines: list[Line], bound: dict[str, object], label: str) -> Compile
     exec(compile(source, f"<tfnb {label} {next(_counter)}>", "exec"), namespace)
     run = namespace["_make"](*[bound[p] for p in params])
     line_nodes = {number + 3: line.node for number, line in enumerate(lines) if line.node is not None}
-    return Compiled(source, run, line_nodes)
+    return Compiled(source, run, line_nodes, lines, bound, label)
+
+
+def _timed_function(lines: list[Line], bound: dict, label: str) -> Compiled:
+    """The function of `lines` with each kernel line between two clock reads, recorded into `step.trace`."""
+    timed_lines = [Line("_thread = _get_ident()")]
+    bound = dict(bound, _clock=time.perf_counter, _get_ident=threading.get_ident)
+    for line in lines:
+        code = line.code.lstrip()
+        if line.node is None or code.endswith(":") or code.startswith(("del ", "return ")):
+            timed_lines.append(line)
+            continue
+        indent, name = line.code[:len(line.code) - len(code)], f"_line_{len(bound)}"
+        nodes = line.fused or (line.node,)
+        bound[name] = TimedLine(nodes[-1].name, "+".join(node.type for node in nodes), line.node.device, line.comment)
+        timed_lines += [Line(f"{indent}_start = _clock()"), line,
+                        Line(f"{indent}step.trace.append(({name}, _start, _clock(), _thread))")]
+    return assemble(timed_lines, bound, f"timed {label}")
 
 
 def describe(step: Step) -> str:

@@ -64,9 +64,12 @@ class Executable:
     """
 
     def __init__(self, plan: Plan, functions: list[codegen.Compiled], run: Callable | None,
-                 make_reference: Callable[[], ReferenceExecutor], threads, inter_op: InterOpThreads | None) -> None:
+                 make_reference: Callable[[], ReferenceExecutor], threads, inter_op: InterOpThreads | None,
+                 make_timed: Callable[[], Callable] | None = None) -> None:
         self.plan = plan
         self.functions = functions
+        self._make_timed = make_timed
+        self._timed: Callable | None = None
         self.threads = threads if threads is not None else contextlib.nullcontext()
         self.inter_op = inter_op
         self._make_reference = make_reference
@@ -88,6 +91,19 @@ class Executable:
     def run_traced(self, feeds, step, record) -> list:
         """Runs on the reference executor, recording timings into `step.trace` and the ready queue into `record`."""
         return self.reference.run(feeds, step, record, self.inter_op)
+
+    @property
+    def timed(self) -> bool:
+        """Whether `run_timed` times the generated code (else only the reference executor can trace the plan)."""
+        return self._make_timed is not None
+
+    def run_timed(self, feeds, step) -> list:
+        """Runs the generated code, every kernel line timed into `step.trace` (codegen.Compiled.timed)."""
+        if self._timed is None:
+            self._lines.update({timed.run.__code__: timed.line_nodes for timed in map(codegen.Compiled.timed,
+                                                                                     self.functions)})
+            self._timed = self._make_timed()
+        return self._timed(feeds, step)
 
     def node_at(self, code, line: int) -> Node | None:
         """The node that line `line` of generated function `code` runs (None for other code)."""
@@ -148,11 +164,13 @@ def executable_of(plan: Plan, names: Names, devices: dict[str, LocalDevice], ker
     functions = _generate(plan, names, binder, options, concurrent is not None)
     plan.source = "\n".join(f.source for f in functions) if functions else \
         "# run by the reference executor (tfnb/runtime/executor.py)\n"
-    run = _run_devices(plan, functions, concurrent) if concurrent is not None else \
+    run = _run_devices(plan, [f.run for f in functions], concurrent) if concurrent is not None else \
         functions[0].run if functions else None
+    timed = (lambda: _run_devices(plan, [f.timed().run for f in functions], concurrent)) if concurrent is not None \
+        else (lambda: functions[0].timed().run) if functions else None
     compress = to_bfloat16 if options.compress_transfers else None
     return Executable(plan, functions, run, lambda: ReferenceExecutor(plan, binder.kernel, binder.move, compress),
-                      _run_threads(plan, devices, options.intra_op_threads, concurrent is not None), inter_op)
+                      _run_threads(plan, devices, options.intra_op_threads, concurrent is not None), inter_op, timed)
 
 
 def _has_control_flow(plan: Plan) -> bool:
@@ -179,14 +197,14 @@ def _generate(plan: Plan, names: Names, binder: _NodeBinder, options: CompileOpt
     return [codegen.generate(steps, constants, plan, names, donate, device) for device in plan.partitions]
 
 
-def _run_devices(plan: Plan, functions: list[codegen.Compiled], threads: InterOpThreads) -> Callable:
+def _run_devices(plan: Plan, functions: list[Callable], threads: InterOpThreads) -> Callable:
     """`run(feeds, step)` running each device's function on a thread of its own and gathering the fetches."""
     positions = [[k for k, v in enumerate(plan.fetch_values) if v is not None and v.kind == OUTPUT and v.device == d]
                  for d in plan.partitions]
     fed = [(k, plan.feed_values.index(v)) for k, v in enumerate(plan.fetch_values) if v is not None and v.kind == FEED]
     constant = [(k, plan.constants[v.name]) for k, v in enumerate(plan.fetch_values)
                 if v is not None and v.kind == CONSTANT]
-    first, *others = [compiled.run for compiled in functions]
+    first, *others = functions
     count = len(plan.fetch_values)
 
     def run(feeds, step):

@@ -1,7 +1,10 @@
 """RunOptions and RunMetadata: per-node timings of a traced run, what the executor did, and a Chrome trace.
 
 A traced run (`RunOptions(trace_level=FULL_TRACE)`) runs on the reference executor
-(tfnb/runtime/executor.py), which times every node instance and records its ready queue.
+(tfnb/runtime/executor.py), which times every node instance and records its ready queue. A timed run
+(`SOFTWARE_TRACE`, or `HARDWARE_TRACE`: tfnb reads no hardware counters) runs the plan's generated code as an
+untraced run does, fused kernels and reused buffers included, and times each of its lines: the step as it
+runs, where a traced step runs every op unfused.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ def frame_path(tag: str) -> list[tuple[str, int]]:
 
 @dataclass
 class RunOptions:
-    """Options for one `Session.run`; `trace_level=RunOptions.FULL_TRACE` records per-node stats."""
+    """Options for one `Session.run`: `trace_level=FULL_TRACE` records per-node stats on the reference executor,
+    SOFTWARE_TRACE (or HARDWARE_TRACE) times each line of the code that an untraced run executes."""
 
     NO_TRACE = 0
     SOFTWARE_TRACE = 1
@@ -162,6 +166,21 @@ def fill_run_metadata(metadata: RunMetadata, plan, trace: list, record: Executor
     metadata.executor_record = record
     if not any(op.op_def.control_flow for op in plan.ops):
         metadata.memory = live_bytes(plan, trace)
+
+
+def fill_timed_run_metadata(metadata: RunMetadata, plan, trace: list, started: float) -> None:
+    """Turns a timed run's lines (codegen.TimedLine, start, end, thread) into step stats and execution order; a
+    fused line is one entry, named after its last op and typed by all of them ('Conv2D+BiasAdd+Relu')."""
+    by_device: dict[str, DeviceStepStats] = {}
+    for order, (line, start, end, thread) in enumerate(sorted(trace, key=lambda entry: entry[1])):
+        stats = NodeExecStats(node_name=line.node_name, op_type=line.op_type, device=line.device,
+                              all_start_micros=(start - started) * 1e6, all_end_rel_micros=(end - start) * 1e6,
+                              thread_id=thread, output_shapes=[], output_dtypes=[], output_bytes=[], order=order,
+                              timeline_label=line.label)
+        by_device.setdefault(line.device, DeviceStepStats(line.device)).node_stats.append(stats)
+        metadata.execution_order.append(line.node_name)
+    metadata.step_stats = StepStats(list(by_device.values()))
+    metadata.partition_graphs = {device: [node.name for node in nodes] for device, nodes in plan.partitions.items()}
 
 
 def live_bytes(plan, trace: list) -> dict[str, list[tuple[int, str, int]]]:

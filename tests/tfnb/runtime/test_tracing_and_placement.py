@@ -176,3 +176,74 @@ def test_a_variable_stays_on_the_device_its_first_plan_gave_it():
         updates = [op for op in sess.last_plan().ops if op.type == "ResourceApplyGradientDescent"]
         assert w.op.assigned_device == first and updates[0].assigned_device == first
     assert losses[1] < losses[0]
+
+
+def timed_run(sess, fetches, feed_dict=None, level=tf.RunOptions.SOFTWARE_TRACE):
+    metadata = tf.RunMetadata()
+    value = sess.run(fetches, feed_dict, options=tf.RunOptions(trace_level=level), run_metadata=metadata)
+    return value, metadata
+
+
+@pytest.mark.parametrize("level", [tf.RunOptions.SOFTWARE_TRACE, tf.RunOptions.HARDWARE_TRACE])
+def test_a_timed_run_times_each_line_of_the_executed_plan_fused_lines_as_one(level):
+    rng = np.random.default_rng(3)
+    x = tf.placeholder(tf.float32, [2, 8, 8, 3], name="x")
+    w = tf.Variable(rng.standard_normal((3, 3, 3, 4)).astype(np.float32), name="w")
+    b = tf.Variable(np.zeros(4, np.float32), name="b")
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", name="conv"), b, name="bias"), name="act")
+    loss = tf.reduce_sum(y, name="loss")
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    data = rng.standard_normal((2, 8, 8, 3)).astype(np.float32)
+    results = []
+    for timed in (False, True):
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            if timed:
+                (value, _), metadata = timed_run(sess, [loss, train], {x: data}, level)
+                source = sess.last_plan().source
+            else:
+                value, _ = sess.run([loss, train], {x: data})
+            results.append((value, sess.run(w)))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[0][1], results[1][1])  # the timed step updated w as an untraced one
+    stats = metadata.node_stats()
+    fused = [s for s in stats if s.op_type == "Conv2D+BiasAdd+Relu"]
+    assert [s.node_name for s in fused] == ["act"] and fused[0].timeline_label.startswith("fused conv = Conv2D")
+    assert not any(s.node_name in ("conv", "bias") for s in stats)  # not run apart: no entries of their own
+    kernel_lines = [line for line in source.splitlines() if "  # " in line and " = feeds" not in line]
+    assert len(stats) == len(kernel_lines)
+    assert [s.order for s in stats] == list(range(len(stats)))
+    assert all(s.all_end_rel_micros >= 0 and s.device == CPU.format(0) for s in stats)
+    assert all(a.all_start_micros <= b.all_start_micros for a, b in zip(stats, stats[1:]))
+    assert metadata.execution_order == [s.node_name for s in stats]
+    assert {"act"} <= {e["name"] for e in metadata.to_chrome_trace()["traceEvents"] if e["ph"] == "X"}
+
+
+def test_a_timed_loop_records_a_line_per_iteration():
+    i = tf.constant(0, name="i")
+    total = tf.while_loop(lambda i: i < 5, lambda i: tf.add(i, 1, name="step"), [i])
+    with tf.Session() as sess:
+        value, metadata = timed_run(sess, total)
+    assert value == 5
+    assert [s.node_name for s in metadata.node_stats()].count("while/step") == 5
+
+
+def test_devices_running_at_once_each_time_their_own_lines():
+    with tf.device(CPU.format(0)):
+        a = tf.reduce_sum(tf.ones([64, 64]) * 2.0, name="a")
+    with tf.device(CPU.format(1)):
+        b = tf.reduce_sum(tf.ones([64, 64]) * 3.0, name="b")
+    with tf.Session(config=no_rewrites(device_count={"CPU": 2}, inter_op_parallelism_threads=2)) as sess:
+        value, metadata = timed_run(sess, a + b)
+    assert value == 64 * 64 * 5
+    stats = {s.node_name: s for s in metadata.node_stats()}
+    assert stats["a"].device == CPU.format(0) and stats["b"].device == CPU.format(1)
+    assert stats["a"].thread_id != stats["b"].thread_id
+    assert {d.device for d in metadata.step_stats.dev_stats} == {CPU.format(0), CPU.format(1)}
+
+
+def test_a_failing_timed_run_names_the_op_that_failed():
+    x, w = tf.placeholder(tf.float32, [None, None], name="x"), tf.placeholder(tf.float32, [None, None], name="w")
+    y = tf.nn.relu(tf.matmul(x, w, name="product"), name="act")
+    with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match="product"):
+        timed_run(sess, y, {x: np.ones((2, 3), np.float32), w: np.ones((4, 2), np.float32)})
