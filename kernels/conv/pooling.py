@@ -170,6 +170,11 @@ def _inside(geo: Geometry) -> bool:
     return all(a.pad == 0 and a.canvas <= a.size for a in (geo.h, geo.w))
 
 
+def _above(x, fill) -> bool:
+    """Whether every element of x is above `fill` (no NaN either): one reduction, NaN propagating through it."""
+    return bool(x.min() > fill)
+
+
 def _padded(scratch: Scratch, x, geo: Geometry, fill):
     """x itself where every window lies inside it, else x on a (scratch) canvas padded with `fill`."""
     if _inside(geo):
@@ -219,7 +224,7 @@ def max_pool(node):
         shape = _pooled_shape(x.shape, geo)
         if 0 in shape:
             return xp.zeros(shape, dtype=x.dtype), xp.zeros(shape, dtype=np.intp)
-        if not (_inside(geo) or bool((x > fill).all())):  # a window might pick padding: the exact indices
+        if not (_inside(geo) or _above(x, fill)):  # a window might pick padding: the exact indices
             return run(x), _first_max_flat(scratch, x, geo, fill)
         base = _window_bases(x.shape, geo)
         out, first = scratch.output(shape, x.dtype), scratch.output(shape, np.intp)
@@ -348,7 +353,7 @@ def max_pool_grad(node):
             return xp.zeros(x.shape, dtype=out_dtype)
         # A window reaching into padding picks it only on a tie with the fill value (or beside a NaN): inputs
         # where that could happen take the exact path by flat indices.
-        if _inside(geo) or bool((x > fill).all()):
+        if _inside(geo) or _above(x, fill):
             dx = scratch.output(x.shape, out_dtype)
 
             def part_of(part):
