@@ -6,7 +6,8 @@ own, and after each call they spin for a while, holding the cores that any other
 use: with two owners of the cores, both are slow. So each run has one owner:
 
 - a plan with a kernel registered `parallel=True` (convolution, pooling) runs with BLAS in one
-  thread, and its kernels spread their parts over the session's threads (`parallel_parts`);
+  thread, and its kernels spread their parts over the session's threads (`parallel_parts`), or run
+  independent tasks side by side (`side_by_side`);
 - any other plan leaves the cores to BLAS, limited to intra_op_parallelism_threads when that is set.
 """
 
@@ -66,6 +67,17 @@ def parallel_parts(fn, n: int, work: float) -> list:
         if error is not None:
             raise error
     return [first] + [result for result, _ in outcomes]
+
+
+def side_by_side(tasks: list, work: float) -> list:
+    """[task() for task in tasks], the tasks shared out among the run's threads, each task in one thread.
+
+    For kernels made of independent parts of similar cost (a convolution's input and filter gradients): each
+    runs alone on its core, where splitting each across the threads in turn would hand work back and forth
+    between them twice. A split inside a task runs in the task's thread (parallel_parts).
+    """
+    return [result for part in parallel_parts(lambda part: [task() for task in tasks[part]], len(tasks), work)
+            for result in part]
 
 
 class _Helper:

@@ -9,6 +9,7 @@ from tfnb.kernels.conv.arguments import check_rank4, compute_dtype, fail, geomet
 from tfnb.kernels.conv.choice import chosen, run_convolution
 from tfnb.kernels.conv.fft import fft_backprop
 from tfnb.kernels.conv.scratch import Scratch
+from tfnb.kernels.intra_op import side_by_side
 from tfnb.kernels.registry import Epilogue, Sibling, kernel
 
 
@@ -96,7 +97,8 @@ def conv2d_backprop_input(node):
     filter_gradient = conv2d_backprop_filter(node)
 
     def with_filter_gradient(input_sizes, w, dy, x, filter_sizes):
-        """(Conv2DBackpropInput, Conv2DBackpropFilter) of one dy: one spectrum of dy where both use FFT."""
+        """(Conv2DBackpropInput, Conv2DBackpropFilter) of one dy: one spectrum of dy where both use FFT, else
+        both directions side by side, each in a thread of its own."""
         sizes, geo = _input_gradient_geometry(attrs, input_sizes, w, dy)
         _, filter_geo = _filter_gradient_geometry(attrs, x, filter_sizes, dy)
         if (filter_geo == geo and x.shape == sizes and x.dtype == dy.dtype == w.dtype == out_dtype
@@ -104,7 +106,10 @@ def conv2d_backprop_input(node):
                 and chosen("backprop_input", dy, w, geo, xp) == "fft"
                 and chosen("backprop_filter", x, dy, geo, xp) == "fft"):
             return fft_backprop(scratch, x, xp.ascontiguousarray(w), dy, geo)
-        return run(input_sizes, w, dy), filter_gradient(x, filter_sizes, dy)
+        # As many multiply-adds each: the two directions side by side, one thread each (intra_op.side_by_side).
+        multiply_adds = dy.size * w.shape[0] * w.shape[1] * w.shape[2]
+        return tuple(side_by_side([lambda: run(input_sizes, w, dy), lambda: filter_gradient(x, filter_sizes, dy)],
+                                  2 * multiply_adds))
 
     if compute_dtype(out_dtype) == out_dtype:
         run.with_filter_gradient = with_filter_gradient

@@ -203,3 +203,46 @@ def test_bias_add_grad_sums_rows(dtype, tolerance):
         out = sess.run(summed, {value: grad})
     np.testing.assert_allclose(out, grad.astype(np.float64).sum((0, 1, 2)), rtol=tolerance, atol=tolerance)
     assert out.dtype == dtype
+
+
+def test_side_by_side_runs_each_task_in_a_thread_of_its_own_and_keeps_their_order(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    both_running = threading.Barrier(2, timeout=10)  # broken unless the two tasks run at once
+
+    def task(value):
+        def run():
+            both_running.wait()
+            inner = intra_op.parallel_parts(lambda rows: threading.get_ident(), 4, 4)
+            return value, threading.get_ident(), intra_op.run_width(), inner
+        return run
+
+    with intra_op.RunThreads(2, 1):
+        results = intra_op.side_by_side([task("input"), task("filter")], 1)
+    assert [value for value, *_ in results] == ["input", "filter"]
+    assert results[0][1] != results[1][1]
+    assert all(width == 1 and inner == [thread] for _, thread, width, inner in results)  # their splits run in place
+
+
+def test_side_by_side_runs_in_the_calling_thread_without_helpers_or_work_enough():
+    calls = []
+
+    def task(value):
+        return lambda: calls.append(threading.get_ident()) or value
+
+    assert intra_op.side_by_side([task(1), task(2)], 10) == [1, 2]  # outside a run
+    with intra_op.RunThreads(2, 1):
+        assert intra_op.side_by_side([task(3), task(4)], 10) == [3, 4]  # below PARALLEL_WORK
+    assert set(calls) == {threading.get_ident()}
+
+
+def test_side_by_side_raises_a_task_s_error_once_both_have_ended(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    ended = []
+
+    def slow():
+        time.sleep(0.05)
+        ended.append(True)
+
+    with intra_op.RunThreads(2, 1), pytest.raises(ZeroDivisionError):
+        intra_op.side_by_side([lambda: 1 // 0, slow], 1)
+    assert ended == [True]

@@ -7,7 +7,7 @@ import pytest
 
 import tfnb as tf
 from tfnb.framework.common_shapes import geometry_from_attrs
-from tfnb.kernels import KernelNode, conv
+from tfnb.kernels import KernelNode, conv, intra_op
 from tfnb.kernels.conv import choice, convolution, fft
 from tfnb.ops.conv_ops import max_pool_grad
 from tfnb.ops.nn_ops import relu_grad
@@ -85,6 +85,37 @@ _fft_backprop = fft.fft_backprop
 def _recorded(calls: list, *args):
     calls.append(args)
     return _fft_backprop(*args)
+
+
+def test_a_gradient_pair_computes_its_two_directions_side_by_side(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    # im2col in both directions, unmeasured: where both chose FFT, the pair shares one spectrum of dy instead
+    monkeypatch.setattr(choice, "_measure",
+                        lambda scratch, candidates, args: ("gemm", candidates["gemm"](scratch, *args)))
+    conv.clear_algorithm_cache()
+    rng = np.random.default_rng(4)
+    x = tf.constant(rng.standard_normal((2, 10, 10, 6)).astype(np.float32))
+    w = tf.Variable(rng.standard_normal((3, 3, 6, 8)).astype(np.float32))
+    loss = tf.reduce_sum(tf.square(tf.nn.conv2d(x * 1.0, w, [1, 1, 1, 1], "SAME")))
+    gradients = tf.gradients(loss, [x, w])
+    threads = []
+    side_by_side = convolution.side_by_side
+
+    def recorded(tasks, work):
+        return side_by_side([lambda task=task: threads.append(threading.get_ident()) or task() for task in tasks], work)
+
+    monkeypatch.setattr(convolution, "side_by_side", recorded)
+    results = []
+    for config in (tf.ConfigProto(intra_op_parallelism_threads=2), UNFUSED):
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            results.append(sess.run(gradients))
+            if config is not UNFUSED:
+                assert any("Conv2DBackpropInput + " in line for line in fused_lines(sess))
+    conv.clear_algorithm_cache()
+    assert len(threads) == 2 and threads[0] != threads[1]
+    for fused, unfused in zip(*results):
+        np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-4)
 
 
 def test_values_read_elsewhere_or_fetched_are_not_fused_away():
