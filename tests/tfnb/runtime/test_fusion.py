@@ -7,8 +7,8 @@ import pytest
 
 import tfnb as tf
 from tfnb.framework.common_shapes import geometry_from_attrs
-from tfnb.kernels import KernelNode, conv, intra_op
-from tfnb.kernels.conv import choice, convolution, fft
+from tfnb.kernels import KernelNode, conv, find_kernel, intra_op
+from tfnb.kernels.conv import choice, convolution, fft, pooling
 from tfnb.ops.conv_ops import max_pool_grad
 from tfnb.ops.nn_ops import relu_grad
 
@@ -208,7 +208,7 @@ def test_a_relu_gradient_of_other_features_is_not_fused_into_the_pool_gradient()
 ])
 @pytest.mark.parametrize("values", ["random", "ties", "non-finite"])
 def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, strides, padding, values):
-    """The gradient reads the pool's workspace (each window's first maximum as a flat index) and matches
+    """The gradient reads the pool's workspace (where each window's first maximum is) and matches
     MaxPoolGrad finding the maxima again, ties (ReLU's zeros) and padding beside -inf and NaN included."""
     rng = np.random.default_rng(9)
     data = rng.standard_normal(shape).astype(np.float32)
@@ -231,6 +231,28 @@ def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, stri
     np.testing.assert_array_equal(results[0][0], results[1][0])
     # The same terms in another order where windows overlap: a scatter adds them window by window.
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("ksize,strides", [(2, 2), (3, 3), (3, 2)])
+def test_a_pool_workspace_split_in_parts_across_threads_gives_the_unfused_gradient(monkeypatch, ksize, strides):
+    """Tiling windows keep each window's tap (a byte), others a flat index: either way, in parts of a few images."""
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(pooling, "_POOL_STEP_BYTES", 1)  # an image a part
+    x = tf.placeholder(tf.float32, [5, 12, 12, 3])
+    pooled = tf.nn.max_pool(tf.nn.relu(x), [1, ksize, ksize, 1], [1, strides, strides, 1], "VALID")
+    grad = tf.gradients(tf.reduce_sum(pooled * pooled), x)[0]
+    data = np.maximum(np.round(np.random.default_rng(12).standard_normal((5, 12, 12, 3)) * 2), -1).astype(np.float32)
+    results = []
+    for config in (tf.ConfigProto(intra_op_parallelism_threads=2), UNFUSED):
+        with tf.Session(config=config) as sess:
+            results.append(sess.run([pooled, grad], {x: data}))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6, atol=1e-5)
+    attrs = {"ksize": [1, ksize, ksize, 1], "strides": [1, strides, strides, 1], "padding": "VALID",
+             "data_format": "NHWC"}
+    pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
+    _, workspace = pool.with_workspace(data)
+    assert workspace.dtype == (np.int8 if ksize == strides else np.intp)
 
 
 def test_steps_running_at_once_each_read_their_own_pool_workspace():
