@@ -9,8 +9,8 @@ several times slower on unpredictable masks. Other windows are read from a padde
 In a plan holding both, MaxPool also returns where each window's first maximum is (a workspace, as
 oneDNN's pools keep), and MaxPoolGrad puts dy there instead of finding the maxima again
 (tfnb/runtime/fusion.py): for tiling windows, which tap of its window (a byte; the gradient writes each
-tap's strided view of dx, measured 0.87-0.93x the time of flat indices for the small CNN's pools, forward
-and gradient), else flat indices into the input, scattered in one ufunc.at.
+tap's strided view of dx, measured 0.85x the time of flat indices for the small CNN's pools, forward and
+gradient), else flat indices into the input, scattered in one ufunc.at.
 """
 
 from __future__ import annotations
@@ -176,14 +176,20 @@ def _max_pool_with_first_taps(scratch: Scratch, x, geo: Geometry, out, tap) -> N
 
 def _tiled_max_pool_grad_from_taps(scratch: Scratch, tap, dy, geo: Geometry, dx) -> None:
     """Each window's dy into dx at the tap that `tap` names (tiling windows; dx zero elsewhere, rows past the
-    windows included): a bit-masked copy of dy into each tap's strided view of dx."""
+    windows included), into each tap's strided view of dx: dy times the tap's mask, one pass where dy is finite
+    (a zero then has dy's sign, as ReluGrad's zeros do; 0.6-0.8x the time of bit masks), else bit-masked."""
     xp = scratch.xp
     rows, cols = geo.h.out * geo.h.taps, geo.w.out * geo.w.taps
     mask = scratch("pool.tap_mask", dy.shape, np.bool_)
+    finite = bool(xp.abs(dy).max() < np.inf)  # NaN propagates through max
     for row in range(geo.h.taps):
         for column in range(geo.w.taps):
             xp.equal(tap, np.int8(row * geo.w.taps + column), out=mask)
-            _select(xp, dy, mask, dx[:, row:rows:geo.h.taps, column:cols:geo.w.taps])
+            view = dx[:, row:rows:geo.h.taps, column:cols:geo.w.taps]
+            if finite:
+                xp.multiply(dy, mask, out=view)
+            else:
+                _select(xp, dy, mask, view)
     dx[:, rows:] = 0
     dx[:, :rows, cols:] = 0
 

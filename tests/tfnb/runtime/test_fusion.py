@@ -255,6 +255,21 @@ def test_a_pool_workspace_split_in_parts_across_threads_gives_the_unfused_gradie
     assert workspace.dtype == (np.int8 if ksize == strides else np.intp)
 
 
+def test_a_tiling_pool_gradient_of_infinities_and_nans_puts_them_at_the_maxima_only():
+    x = tf.placeholder(tf.float32, [2, 4, 4, 3])
+    pooled = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    weights = np.ones((2, 2, 2, 3), np.float32)
+    weights[0, 0, 0, 0], weights[1, 1, 1, 2] = np.inf, np.nan
+    grad = tf.gradients(tf.reduce_sum(pooled * weights), x)[0]
+    data = np.random.default_rng(13).standard_normal((2, 4, 4, 3)).astype(np.float32)
+    results = []
+    for config in (None, UNFUSED):
+        with tf.Session(config=config) as sess:
+            results.append(sess.run(grad, {x: data}))
+    np.testing.assert_array_equal(results[0], results[1])
+    assert np.isinf(results[0]).sum() == 1 and np.isnan(results[0]).sum() == 1 and (results[0] == 1).sum() == 22
+
+
 def test_steps_running_at_once_each_read_their_own_pool_workspace():
     rng = np.random.default_rng(6)
     x = tf.placeholder(tf.float32, [8, 12, 12, 3])
