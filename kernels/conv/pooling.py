@@ -9,7 +9,7 @@ several times slower on unpredictable masks. Other windows are read from a padde
 In a plan holding both, MaxPool also returns where each window's first maximum is (a workspace, as
 oneDNN's pools keep), and MaxPoolGrad puts dy there instead of finding the maxima again
 (tfnb/runtime/fusion.py): for tiling windows, which tap of its window (a byte; the gradient writes each
-tap's strided view of dx, measured 0.85x the time of flat indices for the small CNN's pools, forward and
+tap's strided view of dx, measured 0.8-0.9x the time of flat indices for the small CNN's pools, forward and
 gradient), else flat indices into the input, scattered in one ufunc.at.
 """
 
