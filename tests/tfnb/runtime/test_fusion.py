@@ -24,6 +24,17 @@ def fused_lines(sess: tf.Session) -> list[str]:
     return [line.split("# fused ")[1] for line in plan_source(sess).splitlines() if "# fused " in line]
 
 
+def fused_and_unfused(fetches, feeds: dict) -> tuple:
+    """(values of a plan with fused kernels, of an unfused plan, the fused plan's fused lines), fresh sessions."""
+    results = []
+    for config in (None, UNFUSED):
+        with tf.Session(config=config) as sess:
+            results.append(sess.run(fetches, feeds))
+            if config is None:
+                lines = fused_lines(sess)
+    return results[0], results[1], lines
+
+
 def conv_layer(x, channels: int, seed: int, relu: bool = True):
     rng = np.random.default_rng(seed)
     w = tf.Variable(rng.standard_normal((3, 3, x.shape.as_list()[-1], channels)).astype(np.float32) * 0.3)
@@ -173,13 +184,9 @@ def test_pool_gradient_fused_with_relu_gradient_is_exact(ksize, strides):
     pooled = tf.nn.max_pool(tf.nn.relu(x), [1, ksize, ksize, 1], [1, strides, strides, 1], "SAME")
     grad = tf.gradients(tf.reduce_sum(pooled * pooled), x)[0]
     data = np.random.default_rng(8).standard_normal((4, 9, 9, 5)).astype(np.float32)
-    results = []
-    for config in (None, UNFUSED):
-        with tf.Session(config=config) as sess:
-            results.append(sess.run(grad, {x: data}))
-            if config is None:
-                assert any("MaxPoolGrad + " in line for line in fused_lines(sess))
-    np.testing.assert_array_equal(results[0], results[1])
+    fused, unfused, lines = fused_and_unfused(grad, {x: data})
+    assert any("MaxPoolGrad + " in line for line in lines)
+    np.testing.assert_array_equal(fused, unfused)
 
 
 def test_a_relu_gradient_of_other_features_is_not_fused_into_the_pool_gradient():
@@ -261,13 +268,9 @@ def test_a_tiling_pool_gradient_of_infinities_and_nans_puts_them_at_the_maxima_o
     weights = np.ones((2, 2, 2, 3), np.float32)
     weights[0, 0, 0, 0], weights[1, 1, 1, 2] = np.inf, np.nan
     grad = tf.gradients(tf.reduce_sum(pooled * weights), x)[0]
-    data = np.random.default_rng(13).standard_normal((2, 4, 4, 3)).astype(np.float32)
-    results = []
-    for config in (None, UNFUSED):
-        with tf.Session(config=config) as sess:
-            results.append(sess.run(grad, {x: data}))
-    np.testing.assert_array_equal(results[0], results[1])
-    assert np.isinf(results[0]).sum() == 1 and np.isnan(results[0]).sum() == 1 and (results[0] == 1).sum() == 22
+    fused, unfused, _ = fused_and_unfused(grad, {x: np.random.default_rng(13).standard_normal((2, 4, 4, 3))})
+    np.testing.assert_array_equal(fused, unfused)
+    assert np.isinf(fused).sum() == 1 and np.isnan(fused).sum() == 1 and (fused == 1).sum() == 22
 
 
 def test_steps_running_at_once_each_read_their_own_pool_workspace():
