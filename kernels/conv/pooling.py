@@ -177,7 +177,8 @@ def _max_pool_with_first_taps(scratch: Scratch, x, geo: Geometry, out, tap) -> N
 def _tiled_max_pool_grad_from_taps(scratch: Scratch, tap, dy, geo: Geometry, dx) -> None:
     """Each window's dy into dx at the tap that `tap` names (tiling windows; dx zero elsewhere, rows past the
     windows included), into each tap's strided view of dx: dy times the tap's mask, one pass where dy is finite
-    (a zero then has dy's sign, as ReluGrad's zeros do; 0.6-0.8x the time of bit masks), else bit-masked."""
+    (a zero then has dy's sign, as ReluGrad's zeros do; 0.6-0.8x the time of bit masks for the small CNN's
+    pools), else bit-masked."""
     xp = scratch.xp
     rows, cols = geo.h.out * geo.h.taps, geo.w.out * geo.w.taps
     mask = scratch("pool.tap_mask", dy.shape, np.bool_)
