@@ -263,7 +263,8 @@ def max_pool(node):
         return out
 
     def with_workspace(x):
-        """(MaxPool of x, where each window's first maximum is in x as a flat index): MaxPoolGrad's workspace."""
+        """(MaxPool of x, where each window's first maximum is): MaxPoolGrad's workspace, each window's tap (int8)
+        where windows tile x, else a flat index into x."""
         geo = pool_geometry_or_fail(attrs, x.shape)
         shape = _pooled_shape(x.shape, geo)
         if 0 in shape:

@@ -144,16 +144,14 @@ class Session:
         compiled = self._compiled(fetches, feed_dict)
         feeds = [check(value) for check, value in zip(compiled.feed_checks, feed_dict.values())]
         step = compiled.new_step(next(self._step_ids), options.timeout_in_ms if options is not None else 0)
-        level = options.trace_level if options is not None else RunOptions.NO_TRACE
-        timed = RunOptions.NO_TRACE < level < RunOptions.FULL_TRACE and getattr(compiled.executable, "timed", False)
         with np.errstate(all="ignore"), compiled.threads:
             try:
-                if timed:
-                    values = self._run_timed(compiled, feeds, step, run_metadata)
-                elif level > RunOptions.NO_TRACE:  # a plan without generated code is traced on the reference executor
-                    values = self._run_traced(compiled, feeds, step, run_metadata)
-                else:
+                if options is None or not options.trace_level:
                     values = compiled.run(feeds, step)
+                elif options.trace_level < RunOptions.FULL_TRACE and getattr(compiled.executable, "timed", False):
+                    values = self._run_timed(compiled, feeds, step, run_metadata)
+                else:  # FULL_TRACE, or a plan without generated code: traced on the reference executor
+                    values = self._run_traced(compiled, feeds, step, run_metadata)
             except Exception as error:
                 raise attributed_error(error, compiled.executable) from error
         return compiled.finish(values)

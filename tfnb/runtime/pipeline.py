@@ -164,10 +164,8 @@ def executable_of(plan: Plan, names: Names, devices: dict[str, LocalDevice], ker
     functions = _generate(plan, names, binder, options, concurrent is not None)
     plan.source = "\n".join(f.source for f in functions) if functions else \
         "# run by the reference executor (tfnb/runtime/executor.py)\n"
-    run = _run_devices(plan, [f.run for f in functions], concurrent) if concurrent is not None else \
-        functions[0].run if functions else None
-    timed = (lambda: _run_devices(plan, [f.timed().run for f in functions], concurrent)) if concurrent is not None \
-        else (lambda: functions[0].timed().run) if functions else None
+    run = _run_of(plan, [f.run for f in functions], concurrent) if functions else None
+    timed = (lambda: _run_of(plan, [f.timed().run for f in functions], concurrent)) if functions else None
     compress = to_bfloat16 if options.compress_transfers else None
     return Executable(plan, functions, run, lambda: ReferenceExecutor(plan, binder.kernel, binder.move, compress),
                       _run_threads(plan, devices, options.intra_op_threads, concurrent is not None), inter_op, timed)
@@ -195,6 +193,11 @@ def _generate(plan: Plan, names: Names, binder: _NodeBinder, options: CompileOpt
     if not per_device:
         return [codegen.generate(steps, constants, plan, names, donate)]
     return [codegen.generate(steps, constants, plan, names, donate, device) for device in plan.partitions]
+
+
+def _run_of(plan: Plan, functions: list[Callable], concurrent: InterOpThreads | None) -> Callable:
+    """`run(feeds, step)` of the generated functions: the one function, or one per device on threads of their own."""
+    return _run_devices(plan, functions, concurrent) if concurrent is not None else functions[0]
 
 
 def _run_devices(plan: Plan, functions: list[Callable], threads: InterOpThreads) -> Callable:
