@@ -9,6 +9,7 @@ import tfnb as tf
 from tfnb.framework.common_shapes import geometry_from_attrs
 from tfnb.kernels import KernelNode, conv, find_kernel, intra_op
 from tfnb.kernels.conv import choice, convolution, fft, pooling
+from tfnb.kernels.conv.arguments import pool_geometry_or_fail
 from tfnb.ops.conv_ops import max_pool_grad
 from tfnb.ops.nn_ops import relu_grad
 
@@ -260,6 +261,47 @@ def test_a_pool_workspace_split_in_parts_across_threads_gives_the_unfused_gradie
     pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
     _, workspace = pool.with_workspace(data)
     assert workspace.dtype == (np.int8 if ksize == strides else np.intp)
+
+
+@pytest.mark.parametrize("values", ["ties", "signed zeros", "wide range", "infinity"])
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_packed_pool_maxima_find_the_first_maximum_as_the_search_does(monkeypatch, values, padding):
+    """Windows at every position over values of no sign (a ReLU's) find the value and the first of equal maxima
+    from float64 maxima with position codes; an infinity takes the search over taps instead."""
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(pooling, "_POOL_STEP_BYTES", 1)  # an image a part: codes counted from each part's start
+    rng = np.random.default_rng(14)
+    data = np.maximum(np.round(rng.standard_normal((3, 9, 8, 5)) * 2), 0).astype(np.float32)
+    if values == "signed zeros":
+        data[rng.random(data.shape) < 0.5] = -0.0
+    elif values == "wide range":  # subnormals, neighbouring floats and the largest finite value
+        data = np.abs(rng.standard_normal(data.shape)).astype(np.float32) * np.float32(1e-42)
+        data[1] = np.nextafter(np.float32(1), np.float32(2)) * (rng.random((9, 8, 5)) < 0.5) + np.float32(1)
+        data[2, 3, 3] = np.finfo(np.float32).max
+    elif values == "infinity":
+        data[1, 4, 4, 2] = np.inf
+    attrs = {"ksize": [1, 3, 3, 1], "strides": [1, 1, 1, 1], "padding": padding, "data_format": "NHWC"}
+    pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
+    geo = pool_geometry_or_fail(attrs, data.shape)
+    assert pooling._packs(data, geo)
+    packed = [array.copy() for array in pool.with_workspace(data)]
+    monkeypatch.setattr(pooling, "_packs", lambda x, geo: False)
+    searched = pool.with_workspace(data)
+    np.testing.assert_array_equal(packed[0], searched[0])
+    assert not np.signbit(packed[0]).any()  # a window of zeros gives +0 (the search, its first zero: equal)
+    np.testing.assert_array_equal(packed[1], searched[1])
+    flat = pooling._first_max_flat(pooling.Scratch(np), data, geo, -np.inf)  # argmax over each window
+    np.testing.assert_array_equal(packed[1], flat)
+
+
+def test_packed_pool_maxima_are_only_for_strides_of_one_over_values_of_no_sign():
+    geo, strided = (pool_geometry_or_fail({"ksize": [1, 3, 3, 1], "strides": [1, s, s, 1], "padding": "SAME",
+                                           "data_format": "NHWC"}, (1, 5, 5, 2)) for s in (1, 2))
+    data = np.ones((1, 5, 5, 2), np.float32)
+    assert pooling._packs(data, geo) and not pooling._packs(data, strided)
+    assert not pooling._packs(data.astype(np.float64), geo)
+    data[0, 2, 2, 1] = -1e-30
+    assert not pooling._packs(data, geo)
 
 
 def test_a_tiling_pool_gradient_of_infinities_and_nans_puts_them_at_the_maxima_only():
