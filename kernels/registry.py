@@ -93,6 +93,26 @@ class Workspace:
 
 
 @dataclass(frozen=True)
+class Peers:
+    """Lines of the kernel's op that read one input (`shared`) with the same attrs, each fused with the same ops
+    (or none), and whose input `alike` has one static shape but for its last axis: the kernel's `variant`
+    computes them as one, as TensorRT's horizontal fusion does (several convolutions of one input as one, their
+    filters side by side).
+
+    `variant(fused_ops)` gives, for lines fusing those op types, `merged(shared, peer_args)`, or None: peer_args
+    holds each line's other arguments, in order; `merged` returns every line's outputs, in order, or None where
+    the arrays do not line up (each line then runs by itself). With `summed` (an op type, AddN), the peers are
+    lines whose output 0 only one such op reads: `merged(shared, peer_args, addends)` returns that op's output,
+    the sum of the lines' outputs 0 and of its other inputs (`addends`), then the lines' other outputs.
+    """
+
+    variant: str
+    shared: int
+    alike: int
+    summed: str | None = None
+
+
+@dataclass(frozen=True)
 class KernelDef:
     op_type: str
     device_type: str
@@ -104,6 +124,7 @@ class KernelDef:
     siblings: tuple[Sibling, ...] = ()
     elementwise: bool | Callable[[tuple], bool] = False
     workspaces: tuple[Workspace, ...] = ()
+    peers: Peers | None = None
 
     def computes_elementwise(self, input_dtypes: tuple) -> bool:
         """Whether the kernel is `elementwise` (see `kernel`) on inputs of these NumPy dtypes."""
@@ -115,14 +136,15 @@ _KERNELS: dict[tuple[str, str], KernelDef] = {}
 
 def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False, parallel: bool = False,
            fresh_output: bool = False, epilogues: tuple[Epilogue, ...] = (), siblings: tuple[Sibling, ...] = (),
-           elementwise: bool | Callable[[tuple], bool] = False, workspaces: tuple[Workspace, ...] = ()):
+           elementwise: bool | Callable[[tuple], bool] = False, workspaces: tuple[Workspace, ...] = (),
+           peers: Peers | None = None):
     """Decorator registering a kernel factory for an op type on a device type ('*' = every device).
 
     `parallel`: the kernel splits its own work across the run's threads (kernels/intra_op.py), so a
     plan containing it runs with BLAS in one thread. `fresh_output`: its array outputs are never a
     view, an input, or anything but the plan's to overwrite (tfnb/runtime/buffer_reuse.py).
-    `epilogues`, `siblings` and `workspaces`: the fused variants its callable offers (see Epilogue, Sibling and
-    Workspace).
+    `epilogues`, `siblings`, `workspaces` and `peers`: the fused variants its callable offers (see Epilogue,
+    Sibling, Workspace and Peers).
     `elementwise`: on arrays of at least one dimension the callable computes each output element from the
     elements at the same (broadcast) position with the namespace's ufuncs, `where` and operators alone, on its
     arguments and scalars (no shapes, no methods, no captured arrays), so that a chain of such kernels compiles
@@ -135,7 +157,7 @@ def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False
         if key in _KERNELS:
             raise KeyError(f"A kernel for {op_type} on {device_type} is already registered")
         _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel, fresh_output,
-                                  tuple(epilogues), tuple(siblings), elementwise, tuple(workspaces))
+                                  tuple(epilogues), tuple(siblings), elementwise, tuple(workspaces), peers)
         return factory
 
     return register

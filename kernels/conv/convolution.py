@@ -4,13 +4,15 @@ Conv2DBackpropFilter, each running the algorithm chosen for its call (choice.py)
 
 from __future__ import annotations
 
+import numpy as np
+
 from tfnb.framework.common_shapes import Geometry
 from tfnb.kernels.conv.arguments import check_rank4, compute_dtype, fail, geometry_or_fail, size_vector
 from tfnb.kernels.conv.choice import chosen, run_convolution
 from tfnb.kernels.conv.fft import fft_backprop
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.intra_op import side_by_side
-from tfnb.kernels.registry import Epilogue, Sibling, kernel
+from tfnb.kernels.registry import Epilogue, Peers, Sibling, kernel
 
 
 def _convolve(scratch: Scratch, out_dtype, direction: str, a, b, geo: Geometry, out_shape: tuple, epilogue=None):
@@ -41,8 +43,34 @@ def _bias_epilogue(xp, bias, channels: int, relu: bool):
     return epilogue
 
 
+# Whether a Conv2D line fused with these ops applies ReLU after its bias (None: no bias either).
+_PEER_EPILOGUES = {("Conv2D",): None, ("Conv2D", "BiasAdd"): False, ("Conv2D", "BiasAdd", "Relu"): True}
+
+
+def _side_by_side(filters, biases=()) -> bool:
+    """Whether filters (and a bias per filter) line up along their output channels: one 4-D shape but for the
+    last axis, one dtype, each bias a vector of its filter's channels."""
+    first = filters[0]
+    return (all(w.ndim == 4 and w.shape[:3] == first.shape[:3] and w.dtype == first.dtype for w in filters)
+            and all(b.shape == (w.shape[3],) and b.dtype == biases[0].dtype for w, b in zip(filters, biases)))
+
+
+def _split_channels(scratch: Scratch, values, widths: list[int]) -> tuple:
+    """values' last axis in consecutive runs of `widths`, each copied into an array of its own."""
+    parts, start = [], 0
+    for width in widths:
+        part = scratch.output(values.shape[:-1] + (width,), values.dtype)
+        scratch.xp.copyto(part, values[..., start:start + width])
+        parts.append(part)
+        start += width
+    return tuple(parts)
+
+
+# Convolutions of one input with filters of one size are one convolution with the filters side by side
+# (Peers): an inception module's three 1x1 convolutions of its input, forward and backward.
 @kernel("Conv2D", parallel=True, fresh_output=True,
-        epilogues=(Epilogue(("BiasAdd",), "with_bias"), Epilogue(("BiasAdd", "Relu"), "with_bias_relu")))
+        epilogues=(Epilogue(("BiasAdd",), "with_bias"), Epilogue(("BiasAdd", "Relu"), "with_bias_relu")),
+        peers=Peers("with_peers", shared=0, alike=1))
 def conv2d(node):
     attrs, scratch, out_dtype = node.attrs, Scratch(node.xp), node.output_dtypes[0]
 
@@ -54,10 +82,29 @@ def conv2d(node):
         return _convolve(scratch, out_dtype, "forward", x, w, geo, (x.shape[0], geo.h.out, geo.w.out, w.shape[3]),
                          epilogue)
 
+    def with_peers(fused_ops: tuple):
+        """Conv2D lines of one input, each fused with `fused_ops` (BiasAdd, then Relu), as one convolution with
+        their filters (and biases) side by side, each line's output copied out of it (Peers)."""
+        if fused_ops not in _PEER_EPILOGUES:
+            return None
+        relu = _PEER_EPILOGUES[fused_ops]
+
+        def merged(x, peer_args: list) -> tuple | None:
+            filters = [args[0] for args in peer_args]
+            biases = [args[1] for args in peer_args] if relu is not None else []
+            if not _side_by_side(filters, biases):
+                return None
+            w = node.xp.concatenate(filters, axis=3)
+            epilogue = None if relu is None else _bias_epilogue(node.xp, node.xp.concatenate(biases), w.shape[3], relu)
+            return _split_channels(scratch, run(x, w, epilogue), [f.shape[3] for f in filters])
+
+        return merged
+
     if compute_dtype(out_dtype) == out_dtype and attrs.get("data_format", "NHWC") == "NHWC":
         # Fused variants for tfnb/runtime/fusion.py; the same arithmetic in the same order as the separate ops.
         run.with_bias = lambda x, w, bias: run(x, w, _bias_epilogue(node.xp, bias, w.shape[3], False))
         run.with_bias_relu = lambda x, w, bias: run(x, w, _bias_epilogue(node.xp, bias, w.shape[3], True))
+        run.with_peers = with_peers
     return run
 
 
@@ -86,7 +133,8 @@ def _filter_gradient_geometry(attrs: dict, x, filter_sizes, dy) -> tuple[tuple, 
 
 
 @kernel("Conv2DBackpropInput", parallel=True, fresh_output=True,
-        siblings=(Sibling("Conv2DBackpropFilter", "with_filter_gradient", shared=(2, 2)),))
+        siblings=(Sibling("Conv2DBackpropFilter", "with_filter_gradient", shared=(2, 2)),),
+        peers=Peers("with_summed_peers", shared=3, alike=1, summed="AddN"))
 def conv2d_backprop_input(node):
     attrs, scratch, out_dtype, xp = node.attrs, Scratch(node.xp), node.output_dtypes[0], node.xp
 
@@ -111,8 +159,32 @@ def conv2d_backprop_input(node):
         return tuple(side_by_side([lambda: run(input_sizes, w, dy), lambda: filter_gradient(x, filter_sizes, dy)],
                                   2 * multiply_adds))
 
+    def with_summed_peers(fused_ops: tuple):
+        """Gradient pairs (with_filter_gradient) of convolutions of one input x, whose input gradients one AddN
+        sums, as one pair with the filters and the dy side by side: (the AddN, each filter gradient) (Peers)."""
+        if fused_ops != ("Conv2DBackpropInput", "Conv2DBackpropFilter"):
+            return None
+
+        def merged(x, peer_args: list, addends: list) -> tuple | None:
+            sizes, filters, dys, filter_sizes = zip(*peer_args)
+            if not (_side_by_side(filters) and all(size_vector(s) == size_vector(sizes[0]) for s in sizes)
+                    and all(dy.ndim == 4 and dy.shape[:3] == dys[0].shape[:3] and dy.shape[3] == w.shape[3]
+                            and dy.dtype == dys[0].dtype and size_vector(f) == w.shape
+                            for dy, w, f in zip(dys, filters, filter_sizes))):
+                return None
+            w = xp.concatenate(filters, axis=3)
+            dx, dw = with_filter_gradient(sizes[0], w, xp.concatenate(dys, axis=3), x, np.asarray(w.shape))
+            if any(a.shape != dx.shape or a.dtype != dx.dtype for a in addends):
+                return None
+            for addend in addends:
+                xp.add(dx, addend, out=dx)
+            return (dx, *_split_channels(scratch, dw, [f.shape[3] for f in filters]))
+
+        return merged
+
     if compute_dtype(out_dtype) == out_dtype:
         run.with_filter_gradient = with_filter_gradient
+        run.with_summed_peers = with_summed_peers
     return run
 
 

@@ -39,6 +39,7 @@ class Step:
     outputs: list[str]
     kernel_def: KernelDef | None = None  # its registration (None for transfers): fusions, fresh outputs
     fused: tuple = ()  # the nodes this line computes together (tfnb/runtime/fusion.py); `node` is the first
+    unfused: Callable | None = None  # a fused line's kernel of `node` alone, whose variants may fuse the line further
 
     @property
     def op(self) -> Operation | None:

@@ -11,6 +11,12 @@ registration offers a combined variant (kernels/registry.py), an attribute of it
 - a Workspace: a later op that the kernel saves work for (MaxPool keeps where its maxima are, for
   MaxPoolGrad, as oneDNN's pools do): the kernel's line also returns that value, and the later op's line
   reads it in place of the kernel's output. Both stay lines of their own.
+- Peers: lines of one op, fused alike, that read the same input with the same attrs (an inception
+  module's 1x1 convolutions, or their gradient pairs with the AddN summing their input gradients), as
+  TensorRT's horizontal fusion merges them: one line at the last of them, while nothing has read the
+  earlier ones' outputs yet. Where its arrays do not line up at run time, each line runs by itself.
+  Measured on GoogLeNet at batch 2: 0.70-0.84x the time of the three 1x1 convolutions forward, 0.75-0.87x
+  backward with the sum, and 0.977x the training step (alternating steps in one process).
 
 On a device whose array namespace compiles functions into one kernel (`xp.fuse`: CuPy's), a group of
 elementwise lines (kernels registered `elementwise`) that read one another's values becomes one line,
@@ -42,7 +48,7 @@ def fuse(steps: list[Step], fetched: set[str], names: Names,
     `names` gives workspace values theirs; `compilers`: for each device whose namespace has one, its `fuse` (a
     function to one device kernel).
     """
-    steps = _fuse_siblings(_fuse_epilogues(_keep_workspaces(steps, names), fetched))
+    steps = _fuse_peers(_fuse_siblings(_fuse_epilogues(_keep_workspaces(steps, names), fetched)), fetched)
     return _fuse_elementwise(steps, fetched, compilers) if compilers else steps
 
 
@@ -116,7 +122,8 @@ def _fuse_epilogues(steps: list[Step], fetched: set[str]) -> list[Step]:
             links = [steps[p] for p in positions]
             replay = _chain_replay(links, sources, epilogue.input)
             fused[positions[-1]] = replace(step, kernel=_replaying(variant, replay), args=args,
-                                           outputs=links[-1].outputs, fused=tuple(s.node for s in links))
+                                           outputs=links[-1].outputs, fused=tuple(s.node for s in links),
+                                           unfused=step.kernel)
             break
     return _rebuilt(steps, fused, drop)
 
@@ -197,7 +204,7 @@ def _fuse_siblings(steps: list[Step]) -> list[Step]:
             drop.add(early)
             fused[late] = replace(step, kernel=_replaying(variant, _sibling_replay(step, partner, sibling.shared)),
                                   args=step.args + others, outputs=step.outputs + partner.outputs,
-                                  fused=(step.node, partner.node))
+                                  fused=(step.node, partner.node), unfused=step.kernel)
             break
     return _rebuilt(steps, fused, drop)
 
@@ -225,6 +232,151 @@ def _sibling_replay(step: Step, partner: Step, shared: tuple[int, int]):
         _tagged(partner, *others)
 
     return replay
+
+
+# -- peers ---------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _PeerKind:
+    """Lines that may run as one (kernels/registry.py Peers): what they share, and their positions."""
+
+    peers: object  # the Peers registration
+    shared: str
+    attrs: dict
+    key: tuple  # op type, device, fused op types, the static shape of input `alike` but its last axis
+    positions: list[int] = field(default_factory=list)
+
+
+def _fuse_peers(steps: list[Step], fetched: set[str]) -> list[Step]:
+    readers = collections.defaultdict(list)
+    for index, step in enumerate(steps):
+        for arg in dict.fromkeys(step.args):
+            readers[arg].append(index)
+    kinds: list[_PeerKind] = []
+    for index, step in enumerate(steps):
+        registration = step.kernel_def.peers if step.kernel_def is not None and step.op is not None else None
+        key = _peer_key(step, registration) if registration is not None else None
+        if key is None:
+            continue
+        shared = step.args[registration.shared]
+        kind = next((k for k in kinds if k.key == key and k.shared == shared and k.attrs == step.op.attrs), None)
+        if kind is None:
+            kind = _PeerKind(registration, shared, step.op.attrs, key)
+            kinds.append(kind)
+        kind.positions.append(index)
+    drop: set[int] = set()
+    fused: dict[int, Step] = {}
+    for kind in kinds:
+        if kind.peers.summed is None:
+            groups = [(group, None) for group in _runs_until_read(steps, kind.positions, readers)]
+        else:
+            groups = _summed_groups(steps, kind, readers, fetched, set(fused))
+        for group, summing in groups:
+            if len(group) < 2:
+                continue
+            members = [steps[p] for p in group]
+            fused[summing if summing is not None else group[-1]] = _merged(members, kind.peers, steps[summing]
+                                                                           if summing is not None else None)
+            drop.update(group if summing is not None else group[:-1])
+    return _rebuilt(steps, fused, drop)
+
+
+def _peer_key(step: Step, peers) -> tuple | None:
+    """What a line's peers must have in common besides their shared input and attrs (None: the line has no
+    peers: its kernel offers no variant for the ops it fuses, or the alike input's shape is not known)."""
+    variant = getattr(step.unfused or step.kernel, peers.variant, None)
+    fused_ops = tuple(node.type for node in step.fused or (step.node,))
+    if variant is None or variant(fused_ops) is None or len(step.op.inputs) <= peers.alike:
+        return None
+    dims = step.op.inputs[peers.alike].shape.as_list() if step.op.inputs[peers.alike].shape.ndims else None
+    if not dims or None in dims[:-1]:
+        return None
+    return step.op.type, step.device, fused_ops, tuple(dims[:-1])
+
+
+def _runs_until_read(steps: list[Step], positions: list[int], readers: dict) -> list[list[int]]:
+    """Runs of consecutive peers that may all compute at the last one's line: none of their outputs is read
+    before it."""
+    runs: list[list[int]] = []
+    bound = -1  # the first line reading an output of the current run
+    for position in positions:
+        if runs and position < bound:
+            runs[-1].append(position)
+        else:
+            runs.append([position])
+            bound = len(steps)
+        bound = min([bound] + [r for output in steps[position].outputs for r in readers[output]])
+    return runs
+
+
+def _summed_groups(steps: list[Step], kind: _PeerKind, readers: dict, fetched: set[str],
+                   taken: set[int]) -> list[tuple[list[int], int]]:
+    """(peers, the line summing their outputs 0) for each summing line: peers whose output 0 only it reads, once,
+    and whose other outputs nothing reads before it."""
+    by_sum = collections.defaultdict(list)
+    for position in kind.positions:
+        outputs = steps[position].outputs
+        sums = readers[outputs[0]]
+        if outputs[0] in fetched or len(sums) != 1:
+            continue
+        summing = steps[sums[0]]
+        if (summing.op is None or summing.fused or summing.op.type != kind.peers.summed or sums[0] in taken
+                or summing.device != steps[position].device or summing.args.count(outputs[0]) != 1
+                or any(r <= sums[0] for output in outputs[1:] for r in readers[output])):
+            continue
+        by_sum[sums[0]].append(position)
+    return [(group, summing) for summing, group in by_sum.items()]
+
+
+def _merged(members: list[Step], peers, summing: Step | None) -> Step:
+    """The line computing `members` as one (and the `summing` line's sum of their outputs 0)."""
+    own_args = [[arg for k, arg in enumerate(member.args) if k != peers.shared] for member in members]
+    args = [members[0].args[peers.shared]] + [arg for own in own_args for arg in own]
+    nodes = tuple(node for member in members for node in member.fused or (member.node,))
+    base = members[0].unfused or members[0].kernel
+    merged = getattr(base, peers.variant)(tuple(node.type for node in members[0].fused or (members[0].node,)))
+    if summing is None:
+        outputs = [output for member in members for output in member.outputs]
+    else:
+        sums = {member.outputs[0] for member in members}
+        args += [arg for arg in summing.args if arg not in sums]
+        outputs = summing.outputs + [output for member in members for output in member.outputs[1:]]
+        nodes += (summing.node,)
+    kernel = _peer_kernel(merged, members, peers.shared, [len(own) for own in own_args], summing)
+    return replace(members[0], kernel=kernel, args=args, outputs=outputs, fused=nodes, unfused=None)
+
+
+def _peer_kernel(merged, members: list[Step], shared: int, counts: list[int], summing: Step | None):
+    """The merged line's kernel: `merged`, or each member's own line (and the sum's) where it cannot merge the
+    arrays it is given or fails, so that an error names the op that fails."""
+
+    def separately(value, own_args: list, addends: list) -> tuple:
+        results = []
+        for member, own in zip(members, own_args):
+            args = list(own)
+            args.insert(shared, value)
+            result = member.kernel(*args)
+            results.append(result if len(member.outputs) > 1 else (result,))
+        if summing is None:
+            return tuple(v for result in results for v in result)
+        firsts, others = {m.outputs[0]: r[0] for m, r in zip(members, results)}, iter(addends)
+        total = _tagged(summing, *[firsts[arg] if arg in firsts else next(others) for arg in summing.args])
+        return (total, *[v for result in results for v in result[1:]])
+
+    def run(value, *rest):
+        own_args, start = [], 0
+        for count in counts:
+            own_args.append(rest[start:start + count])
+            start += count
+        addends = list(rest[start:])
+        try:
+            result = merged(value, own_args) if summing is None else merged(value, own_args, addends)
+        except Exception:  # the lines one by one raise the error of the op that fails
+            result = None
+        return separately(value, own_args, addends) if result is None else result
+
+    return run
 
 
 # -- elementwise groups on devices that compile them ----------------------------------------------

@@ -12,6 +12,7 @@ from tfnb.kernels.conv import choice, convolution, fft, pooling
 from tfnb.kernels.conv.arguments import pool_geometry_or_fail
 from tfnb.ops.conv_ops import max_pool_grad
 from tfnb.ops.nn_ops import relu_grad
+from tfnb.runtime import codegen, fusion
 
 UNFUSED = tf.ConfigProto(graph_options=tf.GraphOptions(
     optimizer_options=tf.OptimizerOptions(do_kernel_fusion=False)))
@@ -522,3 +523,86 @@ def test_elementwise_ops_run_only_as_targets_stay_unfused_and_run():
     with tf.Session(config=ON_STRICT) as sess:
         assert sess.run(tf.group(y), {x: np.ones(4)}) is None
         assert not fused_lines(sess) and "Tanh(" in plan_source(sess)
+
+
+def inception_module(x, widths=(6, 4, 3), kernel_sizes=(1, 1, 1), seed: int = 20):
+    """Convolutions of x (each with bias and ReLU) beside a 3x3 max pool, concatenated: an inception module."""
+    rng = np.random.default_rng(seed)
+    branches, channels = [], x.shape.as_list()[-1]
+    for index, (width, size) in enumerate(zip(widths, kernel_sizes)):
+        w = tf.Variable(rng.standard_normal((size, size, channels, width)).astype(np.float32) * 0.3, name=f"w{index}")
+        b = tf.Variable(rng.standard_normal(width).astype(np.float32), name=f"b{index}")
+        branches.append(tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", name=f"conv{index}"), b,
+                                                  name=f"bias{index}")))
+    branches.append(tf.nn.max_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "SAME"))
+    return tf.concat(branches, axis=3)
+
+
+def merged_lines(sess: tf.Session) -> list[str]:
+    """The fused lines that compute several convolutions of one input as one."""
+    return [line for line in fused_lines(sess) if line.count("= Conv2D") > 1 or line.count("= Conv2DBackpropInput") > 1]
+
+
+def test_convolutions_of_one_input_run_as_one_forward_and_backward_and_train_as_unfused_plans():
+    x = tf.placeholder(tf.float32, [2, 7, 7, 5])
+    module = inception_module(x)
+    loss = tf.reduce_mean(tf.square(inception_module(module, (3, 2), seed=21)))
+    grads = tf.gradients(loss, [x] + tf.trainable_variables())
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    data = np.random.default_rng(22).standard_normal((2, 7, 7, 5)).astype(np.float32)
+    results, merged = [], []
+    for config in (None, UNFUSED):
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            first = sess.run([module, loss] + grads, {x: data})
+            merged.append(merged_lines(sess))
+            for _ in range(3):
+                sess.run(train, {x: data})
+            merged.append(merged_lines(sess))
+            results.append(first + sess.run([loss] + tf.trainable_variables(), {x: data}))
+    # Forward, both modules' convolutions; backward, their gradient pairs, each with the AddN summing the input
+    # gradients. Training takes no gradient of x: the first module's filter gradients run apart, unpaired.
+    assert [len(lines) for lines in merged] == [4, 3, 0, 0]
+    assert [sum("= AddN" in line for line in lines) for lines in merged[:2]] == [2, 1]
+    for fused, unfused in zip(*results):
+        np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5)
+
+
+def test_convolutions_of_one_input_with_filters_of_other_sizes_run_apart():
+    x = tf.placeholder(tf.float32, [2, 6, 6, 4])
+    module = inception_module(x, widths=(3, 4, 2), kernel_sizes=(1, 3, 1))
+    data = np.random.default_rng(23).standard_normal((2, 6, 6, 4)).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        value = sess.run(module, {x: data})
+        (line,) = merged_lines(sess)
+        assert "conv0 = Conv2D" in line and "conv2 = Conv2D" in line and "conv1 = Conv2D" not in line
+    with tf.Session(config=UNFUSED) as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_allclose(value, sess.run(module, {x: data}), rtol=1e-6, atol=1e-6)
+
+
+def test_a_merged_line_whose_arrays_do_not_line_up_runs_each_convolution_and_names_the_op_that_fails():
+    x = tf.placeholder(tf.float32, [2, 5, 5, 3])
+    biases = [tf.placeholder(tf.float32, [None], name=f"b{index}") for index in range(2)]
+    filters = [tf.constant(np.full((1, 1, 3, 4), index + 1, np.float32)) for index in range(2)]
+    outputs = [tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), b, name=f"bias{index}"))
+               for index, (w, b) in enumerate(zip(filters, biases))]
+    data = np.ones((2, 5, 5, 3), np.float32)
+    with tf.Session() as sess:
+        good = sess.run(outputs, {x: data, biases[0]: np.zeros(4, np.float32), biases[1]: np.ones(4, np.float32)})
+        assert len(merged_lines(sess)) == 1
+        np.testing.assert_array_equal(good[0], np.full((2, 5, 5, 4), 3, np.float32))
+        np.testing.assert_array_equal(good[1], np.full((2, 5, 5, 4), 7, np.float32))
+        # Biases of 3 and 5 channels: 8 in all, as many as the filters side by side, but each wrong for its filter.
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(outputs, {x: data, biases[0]: np.zeros(3, np.float32), biases[1]: np.zeros(5, np.float32)})
+    assert info.value.op.name == "bias0"
+
+
+def test_peer_convolutions_compute_at_the_last_one_only_while_nothing_has_read_the_earlier_ones():
+    lines = [(["x"], ["a"]), (["x"], ["b"]), (["a"], ["c"]), (["x"], ["d"]), (["x"], ["e"]), (["b", "d", "e"], ["f"])]
+    steps = [codegen.Step(None, None, False, args, outputs) for args, outputs in lines]
+    readers = {"x": [0, 1, 3, 4], "a": [2], "b": [5], "c": [], "d": [5], "e": [5], "f": []}
+    # a is read at line 2: the run of 0 and 1 ends there; 3 and 4 start another.
+    assert fusion._runs_until_read(steps, [0, 1, 3, 4], readers) == [[0, 1], [3, 4]]
