@@ -228,16 +228,22 @@ def sparse_softmax_xent(node):
         """(loss, backprop): -log_softmax at the label, and softmax - one_hot(label), as TF's kernel."""
         _check_labels(logits, labels)
         shifted = _shifted(logits.astype(compute, copy=False), -1)
-        index = labels[..., None]
-        picked = xp.take_along_axis(shifted, index, axis=-1)[..., 0]
-        exps = xp.exp(shifted)
+        at_label = _label_elements(xp, labels)
+        picked = shifted[at_label]
+        exps = xp.exp(shifted, out=shifted)
         sums = exps.sum(-1, keepdims=True)
         loss = xp.log(sums[..., 0]) - picked
         exps /= sums
-        xp.put_along_axis(exps, index, xp.take_along_axis(exps, index, axis=-1) - 1, axis=-1)
+        exps[at_label] -= 1
         return loss.astype(out, copy=False), exps.astype(out, copy=False)
 
     return run
+
+
+def _label_elements(xp, labels) -> tuple:
+    """The index of each label's element of the logits: per axis of labels its positions, broadcasting, then labels."""
+    last = labels.ndim - 1
+    return (*(xp.arange(n).reshape((-1,) + (1,) * (last - k)) for k, n in enumerate(labels.shape)), labels)
 
 
 def _check_labels(logits, labels) -> None:
