@@ -205,10 +205,24 @@ def _timed_function(lines: list[Line], bound: dict, label: str) -> Compiled:
             continue
         indent, name = line.code[:len(line.code) - len(code)], f"_line_{len(bound)}"
         nodes = line.fused or (line.node,)
-        bound[name] = TimedLine(nodes[-1].name, "+".join(node.type for node in nodes), line.node.device, line.comment)
+        bound[name] = TimedLine(nodes[-1].name, fused_type(nodes), line.node.device, line.comment)
         timed_lines += [Line(f"{indent}_start = _clock()"), line,
                         Line(f"{indent}step.trace.append(({name}, _start, _clock(), _thread))")]
     return assemble(timed_lines, bound, f"timed {label}")
+
+
+def fused_type(nodes) -> str:
+    """The op type of a line computing `nodes`: their types joined by "+", a leading run of repeats counted once, as
+    lines of peers computed as one have it (tfnb/runtime/fusion.py): "3x(Conv2D+BiasAdd+Relu)"."""
+    types = [node.type for node in nodes]
+    for period in range(1, len(types) // 2 + 1):
+        pattern, repeats = types[:period], 1
+        while types[repeats * period:(repeats + 1) * period] == pattern:
+            repeats += 1
+        if repeats > 1:
+            run = f"{repeats}x({'+'.join(pattern)})" if period > 1 else f"{repeats}x{pattern[0]}"
+            return "+".join([run] + types[repeats * period:])
+    return "+".join(types)
 
 
 def describe(step: Step) -> str:

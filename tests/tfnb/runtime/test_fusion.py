@@ -606,3 +606,17 @@ def test_peer_convolutions_compute_at_the_last_one_only_while_nothing_has_read_t
     readers = {"x": [0, 1, 3, 4], "a": [2], "b": [5], "c": [], "d": [5], "e": [5], "f": []}
     # a is read at line 2: the run of 0 and 1 ends there; 3 and 4 start another.
     assert fusion._runs_until_read(steps, [0, 1, 3, 4], readers) == [[0, 1], [3, 4]]
+
+
+def test_a_timed_run_types_a_line_of_peers_by_the_ops_each_computes_and_their_count():
+    x = tf.placeholder(tf.float32, [2, 5, 5, 4])
+    loss = tf.reduce_sum(tf.square(inception_module(x)))
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    grad_x = tf.gradients(loss, x)[0]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        metadata = tf.RunMetadata()
+        sess.run([train, grad_x], {x: np.ones((2, 5, 5, 4), np.float32)},
+                 options=tf.RunOptions(trace_level=tf.RunOptions.SOFTWARE_TRACE), run_metadata=metadata)
+    types = {s.op_type for s in metadata.node_stats()}
+    assert {"3x(Conv2D+BiasAdd+Relu)", "3x(Conv2DBackpropInput+Conv2DBackpropFilter)+AddN"} <= types
