@@ -35,6 +35,7 @@ import collections
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from tfnb.kernels.registry import Peers
 from tfnb.runtime.codegen import Step
 from tfnb.runtime.naming import Names
 
@@ -241,7 +242,7 @@ def _sibling_replay(step: Step, partner: Step, shared: tuple[int, int]):
 class _PeerKind:
     """Lines that may run as one (kernels/registry.py Peers): what they share, and their positions."""
 
-    peers: object  # the Peers registration
+    peers: Peers
     shared: str
     attrs: dict
     key: tuple  # op type, device, fused op types, the static shape of input `alike` but its last axis
@@ -275,14 +276,13 @@ def _fuse_peers(steps: list[Step], fetched: set[str]) -> list[Step]:
         for group, summing in groups:
             if len(group) < 2:
                 continue
-            members = [steps[p] for p in group]
-            fused[summing if summing is not None else group[-1]] = _merged(members, kind.peers, steps[summing]
-                                                                           if summing is not None else None)
-            drop.update(group if summing is not None else group[:-1])
+            at = group[-1] if summing is None else summing
+            fused[at] = _merged([steps[p] for p in group], kind.peers, None if summing is None else steps[summing])
+            drop.update(p for p in group if p != at)
     return _rebuilt(steps, fused, drop)
 
 
-def _peer_key(step: Step, peers) -> tuple | None:
+def _peer_key(step: Step, peers: Peers) -> tuple | None:
     """What a line's peers must have in common besides their shared input and attrs (None: the line has no
     peers: its kernel offers no variant for the ops it fuses, or the alike input's shape is not known)."""
     variant = getattr(step.unfused or step.kernel, peers.variant, None)
@@ -329,7 +329,7 @@ def _summed_groups(steps: list[Step], kind: _PeerKind, readers: dict, fetched: s
     return [(group, summing) for summing, group in by_sum.items()]
 
 
-def _merged(members: list[Step], peers, summing: Step | None) -> Step:
+def _merged(members: list[Step], peers: Peers, summing: Step | None) -> Step:
     """The line computing `members` as one (and the `summing` line's sum of their outputs 0)."""
     own_args = [[arg for k, arg in enumerate(member.args) if k != peers.shared] for member in members]
     args = [members[0].args[peers.shared]] + [arg for own in own_args for arg in own]
