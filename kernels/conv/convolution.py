@@ -47,7 +47,7 @@ def _bias_epilogue(xp, bias, channels: int, relu: bool):
 _PEER_EPILOGUES = {("Conv2D",): None, ("Conv2D", "BiasAdd"): False, ("Conv2D", "BiasAdd", "Relu"): True}
 
 
-def _side_by_side(filters, biases=()) -> bool:
+def _filters_line_up(filters, biases=()) -> bool:
     """Whether filters (and a bias per filter) line up along their output channels: one 4-D shape but for the
     last axis, one dtype, each bias a vector of its filter's channels."""
     first = filters[0]
@@ -92,7 +92,7 @@ def conv2d(node):
         def merged(x, peer_args: list) -> tuple | None:
             filters = [args[0] for args in peer_args]
             biases = [args[1] for args in peer_args] if relu is not None else []
-            if not _side_by_side(filters, biases):
+            if not _filters_line_up(filters, biases):
                 return None
             w = node.xp.concatenate(filters, axis=3)
             epilogue = None if relu is None else _bias_epilogue(node.xp, node.xp.concatenate(biases), w.shape[3], relu)
@@ -167,7 +167,7 @@ def conv2d_backprop_input(node):
 
         def merged(x, peer_args: list, addends: list) -> tuple | None:
             sizes, filters, dys, filter_sizes = zip(*peer_args)
-            if not (_side_by_side(filters) and all(size_vector(s) == size_vector(sizes[0]) for s in sizes)
+            if not (_filters_line_up(filters) and all(size_vector(s) == size_vector(sizes[0]) for s in sizes)
                     and all(dy.ndim == 4 and dy.shape[:3] == dys[0].shape[:3] and dy.shape[3] == w.shape[3]
                             and dy.dtype == dys[0].dtype and size_vector(f) == w.shape
                             for dy, w, f in zip(dys, filters, filter_sizes))):
