@@ -6,13 +6,12 @@ ufuncs, with the batch split across threads; padded windows read a canvas filled
 value. Where a gradient goes is chosen with bit masks: np.where and masked copies are
 several times slower on unpredictable masks. Other windows are read from a padded canvas.
 
-In a plan holding both, MaxPool also returns where each window's first maximum is (a workspace, as
-oneDNN's pools keep), and MaxPoolGrad puts dy there instead of finding the maxima again
-(tfnb/runtime/fusion.py): for tiling windows, which tap of its window (a byte; the gradient writes each
-tap's strided view of dx, measured 0.8-0.9x the time of flat indices for the small CNN's pools, forward and
-gradient), else flat indices into the input, scattered in one ufunc.at. Windows at every position over a ReLU's
-output find value and index together, as the maxima of the inputs widened to float64 with a position code in their
-spare bits (_max_pool_packed).
+Over tiling windows, MaxPoolGrad puts each window's dy at the first tap equal to the pool's output, one comparison
+per tap (_tiled_max_pool_grad_by_equality). For other windows, in a plan holding both, MaxPool also returns where
+each window's first maximum is (a workspace, as oneDNN's pools keep): flat indices into the input, which
+MaxPoolGrad scatters dy to in one ufunc.at instead of finding the maxima again (tfnb/runtime/fusion.py). Windows at
+every position over a ReLU's output find value and index together, as the maxima of the inputs widened to float64
+with a position code in their spare bits (_max_pool_packed).
 """
 
 from __future__ import annotations
@@ -216,39 +215,35 @@ def _max_pool_packed(scratch: Scratch, x, geo: Geometry, out, first, first_index
     return True
 
 
-def _max_pool_with_first_taps(scratch: Scratch, x, geo: Geometry, out, tap) -> None:
-    """MaxPool of x over tiling windows written into out and, into tap (int8), which tap of its window holds each
-    window's first maximum, row-major (row * kw + column): a byte per window where a flat index takes eight."""
-    xp = scratch.xp
-    column_index, row_index = _first_maxima(scratch, x, geo, out)
-    column = _column_at_first_maximum(scratch, column_index, row_index, geo, out.shape)
-    if row_index is None:
-        tap.fill(0)
-    else:
-        xp.multiply(row_index, np.int8(geo.w.taps), out=tap)
-    if column is not None:
-        tap += column
+def _tiled_max_pool_grad_by_equality(scratch: Scratch, x, y, dy, geo: Geometry, dx, relu_grad: bool) -> bool:
+    """Each window's dy into dx at the first tap (row-major) equal to the window's maximum y, over tiling windows
+    (dx zero elsewhere, rows past the windows included); with relu_grad, only where that maximum is above zero
+    (ReluGrad of the pool's input, which is y there). False where some window's dy found no tap (y not the
+    maximum, NaN, or a non-finite dy): that part is then for the search.
 
-
-def _tiled_max_pool_grad_from_taps(scratch: Scratch, tap, dy, geo: Geometry, dx) -> None:
-    """Each window's dy into dx at the tap that `tap` names (tiling windows; dx zero elsewhere, rows past the
-    windows included), into each tap's strided view of dx: dy times the tap's mask, one pass where dy is finite
-    (a zero then has dy's sign, as ReluGrad's zeros do; 0.6-0.8x the time of bit masks for the small CNN's
-    pools), else bit-masked."""
-    xp = scratch.xp
+    Per tap, one comparison and one product, and dy is taken out of `left` once it is placed. Against keeping each
+    window's tap in the forward pool, a byte per window: the small CNN's pools alone 0.82-0.85x the time, forward
+    and gradient; in training steps, alternating in one process, the same time (small CNN 0.993-1.003x, OxfordNet
+    1.007x), with no workspace and a forward pool that does only the maxima.
+    """
+    xp, taps = scratch.xp, geo.h.taps * geo.w.taps
     rows, cols = geo.h.out * geo.h.taps, geo.w.out * geo.w.taps
-    mask = scratch("pool.tap_mask", dy.shape, np.bool_)
-    finite = bool(xp.abs(dy).max() < np.inf)  # NaN propagates through max
-    for row in range(geo.h.taps):
-        for column in range(geo.w.taps):
-            xp.equal(tap, np.int8(row * geo.w.taps + column), out=mask)
+    left, mask = scratch("pool.left", dy.shape, dx.dtype), scratch("pool.tap_mask", dy.shape, np.bool_)
+    if relu_grad:  # NaN maxima keep their dy, so that they go to the search
+        xp.logical_not(xp.less_equal(y, 0, out=mask), out=mask)
+        xp.multiply(dy, mask, out=left)
+    else:
+        xp.copyto(left, dy)
+    with np.errstate(invalid="ignore"):  # a non-finite dy leaves NaN in `left`
+        for tap in range(taps):
+            row, column = divmod(tap, geo.w.taps)
             view = dx[:, row:rows:geo.h.taps, column:cols:geo.w.taps]
-            if finite:
-                xp.multiply(dy, mask, out=view)
-            else:
-                _select(xp, dy, mask, view)
+            xp.equal(x[:, row:rows:geo.h.taps, column:cols:geo.w.taps], y, out=mask)
+            xp.multiply(left, mask, out=view)
+            xp.subtract(left, view, out=left)
     dx[:, rows:] = 0
     dx[:, :rows, cols:] = 0
+    return not left.any()
 
 
 _INT_OF_SIZE = {2: np.int16, 4: np.int32, 8: np.int64}
@@ -319,8 +314,7 @@ def max_pool(node):
         return out
 
     def with_workspace(x):
-        """(MaxPool of x, where each window's first maximum is): MaxPoolGrad's workspace, each window's tap (int8)
-        where windows tile x, else a flat index into x."""
+        """(MaxPool of x, where each window's first maximum is): MaxPoolGrad's workspace, a flat index into x."""
         geo = pool_geometry_or_fail(attrs, x.shape)
         shape = _pooled_shape(x.shape, geo)
         if 0 in shape:
@@ -328,11 +322,6 @@ def max_pool(node):
         lowest = None if _inside(geo) else x.min()  # one reduction, NaN propagating through it
         if lowest is not None and not lowest > fill:  # a window might pick padding: the exact indices
             return run(x), _first_max_flat(scratch, x, geo, fill)
-        if _tiling(geo):  # each window's tap, a byte: the gradient writes each tap's view of dx
-            out, tap = scratch.output(shape, x.dtype), scratch.output(shape, np.int8)
-            _in_cache_sized_parts(lambda part: _max_pool_with_first_taps(scratch, x[part], geo, out[part], tap[part]),
-                                  x)
-            return out, tap
         out, first = scratch.output(shape, x.dtype), scratch.output(shape, np.intp)
         if _packs(x, geo, lowest) and all(_in_cache_sized_parts(
                 lambda part: _max_pool_packed(scratch, x[part], geo, out[part], first[part], part.start * x[0].size), x)):
@@ -342,7 +331,9 @@ def max_pool(node):
                                                                        base[part], first[part]), x)
         return out, first
 
-    if xp is np:  # a flat-index scatter is NumPy's ufunc.at
+    # A flat-index scatter is NumPy's ufunc.at. Windows that tile the input (ksize == strides) keep no workspace:
+    # their gradient finds each window's first maximum as the first tap equal to the pool's output.
+    if xp is np and attrs["ksize"][1:3] != attrs["strides"][1:3]:
         run.with_workspace = with_workspace
     return run
 
@@ -465,8 +456,12 @@ def max_pool_grad(node):
         # where that could happen take the exact path by flat indices.
         if _inside(geo) or _above(x, fill):
             dx = scratch.output(x.shape, out_dtype)
+            by_equality = _tiling(geo) and y.shape == dy.shape
 
             def part_of(part):
+                if by_equality and _tiled_max_pool_grad_by_equality(scratch, x[part], y[part], dy[part], geo, dx[part],
+                                                                    relu_grad):
+                    return
                 if _tiling(geo):
                     _tiled_max_pool_grad(scratch, x[part], dy[part], geo, dx[part])
                 else:
@@ -491,11 +486,8 @@ def max_pool_grad(node):
         flat = dx.reshape(-1)
 
         def part_of(part):
-            if first.dtype == np.int8:  # the taps of tiling windows
-                _tiled_max_pool_grad_from_taps(scratch, first[part], dy[part], geo, dx[part])
-            else:
-                dx[part] = 0
-                np.add.at(flat, first[part].reshape(-1), dy[part].reshape(-1))
+            dx[part] = 0
+            np.add.at(flat, first[part].reshape(-1), dy[part].reshape(-1))
             if relu_grad:
                 xp.multiply(dx[part], x[part] > zero, out=dx[part])
 

@@ -219,7 +219,8 @@ def test_a_relu_gradient_of_other_features_is_not_fused_into_the_pool_gradient()
 @pytest.mark.parametrize("values", ["random", "ties", "non-finite"])
 def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, strides, padding, values):
     """The gradient reads the pool's workspace (where each window's first maximum is) and matches
-    MaxPoolGrad finding the maxima again, ties (ReLU's zeros) and padding beside -inf and NaN included."""
+    MaxPoolGrad finding the maxima again, ties (ReLU's zeros) and padding beside -inf and NaN included.
+    Windows of ksize == strides keep none: their gradient compares each tap with the pool's output."""
     rng = np.random.default_rng(9)
     data = rng.standard_normal(shape).astype(np.float32)
     if values == "ties":
@@ -236,8 +237,9 @@ def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, stri
         with tf.Session(config=config) as sess:
             results.append(sess.run([pooled, grad], {x: data}))
             if config is None:
-                assert "MaxPool_workspace = max_pool_kernel(" in plan_source(sess)
-                assert "max_pool_grad_kernel(Placeholder, MaxPool_workspace, " in plan_source(sess)
+                kept = ksize != strides
+                assert ("MaxPool_workspace = max_pool_kernel(" in plan_source(sess)) == kept
+                assert ("max_pool_grad_kernel(Placeholder, MaxPool_workspace, " in plan_source(sess)) == kept
     np.testing.assert_array_equal(results[0][0], results[1][0])
     # The same terms in another order where windows overlap: a scatter adds them window by window.
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6, atol=1e-5)
@@ -245,7 +247,8 @@ def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, stri
 
 @pytest.mark.parametrize("ksize,strides", [(2, 2), (3, 3), (3, 2)])
 def test_a_pool_workspace_split_in_parts_across_threads_gives_the_unfused_gradient(monkeypatch, ksize, strides):
-    """Tiling windows keep each window's tap (a byte), others a flat index: either way, in parts of a few images."""
+    """Overlapping windows keep a flat index, tiling ones nothing (their gradient compares taps with the output):
+    either way, in parts of a few images."""
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
     monkeypatch.setattr(pooling, "_POOL_STEP_BYTES", 1)  # an image a part
     x = tf.placeholder(tf.float32, [5, 12, 12, 3])
@@ -261,8 +264,7 @@ def test_a_pool_workspace_split_in_parts_across_threads_gives_the_unfused_gradie
     attrs = {"ksize": [1, ksize, ksize, 1], "strides": [1, strides, strides, 1], "padding": "VALID",
              "data_format": "NHWC"}
     pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
-    _, workspace = pool.with_workspace(data)
-    assert workspace.dtype == (np.int8 if ksize == strides else np.intp)
+    assert hasattr(pool, "with_workspace") == (ksize != strides)
 
 
 @pytest.mark.parametrize("values", ["ties", "signed zeros", "wide range", "infinity"])
@@ -304,6 +306,50 @@ def test_packed_pool_maxima_are_only_for_strides_of_one_over_values_of_no_sign()
     assert not pooling._packs(data.astype(np.float64), geo)
     data[0, 2, 2, 1] = -1e-30
     assert not pooling._packs(data, geo)
+
+
+@pytest.mark.parametrize("values", ["random", "ties", "signed zeros", "infinities", "nan", "dy non-finite",
+                                    "output not the maximum"])
+@pytest.mark.parametrize("relu", [False, True])
+def test_a_tiling_pool_gradient_goes_to_the_first_tap_equal_to_the_output_as_the_search_does(monkeypatch, values,
+                                                                                                relu):
+    """Over tiling windows MaxPoolGrad puts dy at the first tap (row-major) equal to the pool's output, fused with
+    ReluGrad or not; where a window's dy finds no such tap (NaN, a non-finite dy, an output that is not the
+    maximum), its part takes the search over taps. Either way the search's gradient."""
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(pooling, "_POOL_STEP_BYTES", 1)  # an image a part
+    rng = np.random.default_rng(15)
+    data = np.round(rng.standard_normal((3, 6, 8, 5)) * 2).astype(np.float32)
+    dy = rng.standard_normal((3, 3, 4, 5)).astype(np.float32)
+    if values == "ties":
+        data = np.maximum(data, 0)
+    elif values == "signed zeros":
+        data = np.where(rng.random(data.shape) < 0.5, np.float32(-0.0), np.float32(0))
+    elif values == "infinities":
+        data[0, :2, :2] = np.inf
+        data[1, 2:4] = -np.inf
+    elif values == "nan":
+        data[1, 2, 3, 1] = np.nan
+    elif values == "dy non-finite":
+        dy[0, 1, 1, 0], dy[2, 0, 0, 4] = np.inf, np.nan
+    attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID", "data_format": "NHWC"}
+    pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
+    grad = find_kernel("MaxPoolGrad", "CPU").factory(KernelNode("MaxPoolGrad", "g", attrs, (np.float32,) * 3,
+                                                                (np.float32,)))
+    run = grad.with_relu_grad if relu else grad
+    pooled = pool(data).copy()
+    if values == "output not the maximum":
+        pooled[2, 1, 1, 2] = pooled[2, 1, 1, 2] + 1
+        dy[2, 1, 1, 2] = 1
+    found = []
+    by_equality = pooling._tiled_max_pool_grad_by_equality
+    monkeypatch.setattr(pooling, "_tiled_max_pool_grad_by_equality",
+                        lambda *args: found.append(by_equality(*args)) or found[-1])
+    compared = run(data, pooled, dy).copy()
+    searched = {"nan": {1}, "dy non-finite": {0, 2}, "output not the maximum": {2}}.get(values, set())
+    assert found == [image not in searched for image in range(3)]
+    monkeypatch.setattr(pooling, "_tiled_max_pool_grad_by_equality", lambda *args: False)
+    np.testing.assert_array_equal(compared, run(data, pooled, dy))
 
 
 def test_a_tiling_pool_gradient_of_infinities_and_nans_puts_them_at_the_maxima_only():
