@@ -83,13 +83,13 @@ class Sibling:
 class Workspace:
     """A later op that the kernel can save work for, as oneDNN's pools keep a workspace for their gradients:
     the kernel's `variant` returns its output and a workspace value, and the later op's kernel, reading the
-    kernel's input 0 as its input 0 and the kernel's output 0 as its input `replaces`, with the same attrs,
-    runs its `reader` variant with the workspace in that input's place (tfnb/runtime/fusion.py)."""
+    kernel's input 0 as its input 0 and the kernel's output 0 as its input `reads`, with the same attrs,
+    runs its `reader` variant with the workspace as one more argument, after its own (tfnb/runtime/fusion.py)."""
 
     op: str
     variant: str
     reader: str
-    replaces: int
+    reads: int
 
 
 @dataclass(frozen=True)

@@ -300,7 +300,7 @@ def _window_counts(xp, geo: Geometry, dtype):
 # As oneDNN's pools do, the forward pool can keep where each window's first maximum is (its workspace) for the
 # gradient, which then scatters dy there instead of finding the maxima again (tfnb/runtime/fusion.py).
 @kernel("MaxPool", parallel=True, fresh_output=True,
-        workspaces=(Workspace("MaxPoolGrad", "with_workspace", "from_workspace", replaces=1),))
+        workspaces=(Workspace("MaxPoolGrad", "with_workspace", "from_workspace", reads=1),))
 def max_pool(node):
     xp, attrs, fill, scratch = node.xp, node.attrs, _lowest(node.output_dtypes[0]), Scratch(node.xp)
 
@@ -475,20 +475,29 @@ def max_pool_grad(node):
         dx = xp.bincount(flat, weights=dy.reshape(-1), minlength=x.size).astype(out_dtype, copy=False).reshape(x.shape)
         return xp.multiply(dx, x > zero, out=dx) if relu_grad else dx
 
-    def from_workspace(x, first, dy, relu_grad: bool = False):
-        """MaxPoolGrad given where MaxPool found each window's first maximum (with_workspace): dy scattered there."""
+    def from_workspace(x, y, dy, first, relu_grad: bool = False):
+        """MaxPoolGrad given where MaxPool found each window's first maximum (with_workspace): dy scattered there.
+
+        With relu_grad, ReluGrad of the pool's input is taken where each window's dy goes: the input there is the
+        window's maximum, so dy is masked by y > 0 at the pooled size instead of dx by x > 0 at the input's (two
+        passes over x saved; a NaN maximum, which may not be the chosen element, takes the passes over x).
+        """
         geo = pool_geometry_or_fail(attrs, x.shape)
-        if dy.shape != _pooled_shape(x.shape, geo) or first.shape != dy.shape:
+        if dy.shape != _pooled_shape(x.shape, geo) or first.shape != dy.shape or y.shape != dy.shape:
             fail(f"MaxPoolGrad: grad of shape {list(dy.shape)} does not match orig_input {list(x.shape)}")
         if x.size == 0 or dy.size == 0:
             return xp.zeros(x.shape, dtype=out_dtype)
         dx = scratch.output(x.shape, out_dtype)
         flat = dx.reshape(-1)
+        masks_dy = relu_grad and not np.isnan(y.max())
 
         def part_of(part):
             dx[part] = 0
-            np.add.at(flat, first[part].reshape(-1), dy[part].reshape(-1))
-            if relu_grad:
+            values = dy[part]
+            if masks_dy:
+                values = xp.multiply(values, y[part] > zero, out=scratch("pool.masked_dy", values.shape, values.dtype))
+            np.add.at(flat, first[part].reshape(-1), values.reshape(-1))
+            if relu_grad and not masks_dy:
                 xp.multiply(dx[part], x[part] > zero, out=dx[part])
 
         _in_cache_sized_parts(part_of, x)
@@ -498,7 +507,7 @@ def max_pool_grad(node):
     # For tfnb/runtime/fusion.py: ReluGrad(MaxPoolGrad(x, y, dy), x), with ReluGrad's arithmetic.
     run.with_relu_grad = lambda x, y, dy: run(x, y, dy, True)
     if xp is np:  # MaxPool's workspace, as with_workspace makes it on NumPy
-        from_workspace.with_relu_grad = lambda x, first, dy: from_workspace(x, first, dy, True)
+        from_workspace.with_relu_grad = lambda x, y, dy, first: from_workspace(x, y, dy, first, True)
         run.from_workspace = from_workspace
     return run
 

@@ -86,9 +86,8 @@ def _keep_workspaces(steps: list[Step], names: Names) -> list[Step]:
             changed[index] = replace(step, kernel=variant, outputs=step.outputs + [value])
             for position in partners:
                 partner = steps[position]
-                args = list(partner.args)
-                args[workspace.replaces] = value
-                changed[position] = replace(partner, kernel=getattr(partner.kernel, workspace.reader), args=args)
+                changed[position] = replace(partner, kernel=getattr(partner.kernel, workspace.reader),
+                                            args=[*partner.args, value])
             break
     return [changed.get(index, step) for index, step in enumerate(steps)]
 
@@ -96,8 +95,8 @@ def _keep_workspaces(steps: list[Step], names: Names) -> list[Step]:
 def _reads_workspace(step: Step, other: Step, workspace) -> bool:
     """Whether `other` is the workspace's op on `step`'s input 0 and output 0, with the same attrs and device."""
     return (_kernel_def(other) is not None and other.op.type == workspace.op and other.device == step.device
-            and len(other.args) > workspace.replaces and other.args[0] == step.args[0]
-            and other.args[workspace.replaces] == step.outputs[0] and other.op.attrs == step.op.attrs
+            and len(other.args) > workspace.reads and other.args[0] == step.args[0]
+            and other.args[workspace.reads] == step.outputs[0] and other.op.attrs == step.op.attrs
             and hasattr(other.kernel, workspace.reader))
 
 

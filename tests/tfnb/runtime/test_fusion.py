@@ -217,10 +217,12 @@ def test_a_relu_gradient_of_other_features_is_not_fused_into_the_pool_gradient()
     ((3, 8, 7, 4), [1, 3, 1, 1], [1, 2, 1, 1], "SAME"),   # one column tap
 ])
 @pytest.mark.parametrize("values", ["random", "ties", "non-finite"])
-def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, strides, padding, values):
+@pytest.mark.parametrize("relu", [False, True])
+def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, strides, padding, values, relu):
     """The gradient reads the pool's workspace (where each window's first maximum is) and matches
     MaxPoolGrad finding the maxima again, ties (ReLU's zeros) and padding beside -inf and NaN included.
-    Windows of ksize == strides keep none: their gradient compares each tap with the pool's output."""
+    Windows of ksize == strides keep none: their gradient compares each tap with the pool's output. Over a ReLU,
+    the gradient takes ReluGrad where dy goes (y > 0), or over x where a maximum is NaN."""
     rng = np.random.default_rng(9)
     data = rng.standard_normal(shape).astype(np.float32)
     if values == "ties":
@@ -229,7 +231,7 @@ def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, stri
         data[0, :2] = -np.inf
         data[1, 1, 1, :2] = np.nan
     x = tf.placeholder(tf.float32, shape)
-    pooled = tf.nn.max_pool(x, ksize, strides, padding)
+    pooled = tf.nn.max_pool(tf.nn.relu(x) if relu else x, ksize, strides, padding)
     weights = tf.constant(rng.standard_normal(pooled.shape.as_list()).astype(np.float32))
     grad = tf.gradients(tf.reduce_sum(pooled * weights), x)[0]
     results = []
@@ -239,7 +241,10 @@ def test_max_pool_keeps_where_its_maxima_are_for_its_gradient(shape, ksize, stri
             if config is None:
                 kept = ksize != strides
                 assert ("MaxPool_workspace = max_pool_kernel(" in plan_source(sess)) == kept
-                assert ("max_pool_grad_kernel(Placeholder, MaxPool_workspace, " in plan_source(sess)) == kept
+                read = re.search(r"max_pool_grad_kernel\((Placeholder|Relu), MaxPool, \w+, MaxPool_workspace\)",
+                                 plan_source(sess))
+                assert bool(read) == kept
+                assert ("# fused gradients/MaxPool_grad/MaxPoolGrad = MaxPoolGrad + " in plan_source(sess)) == relu
     np.testing.assert_array_equal(results[0][0], results[1][0])
     # The same terms in another order where windows overlap: a scatter adds them window by window.
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6, atol=1e-5)
