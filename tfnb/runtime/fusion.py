@@ -63,14 +63,20 @@ def _rebuilt(steps: list[Step], fused: dict[int, Step], drop: set[int]) -> list[
     return [fused.get(i, step) for i, step in enumerate(steps) if i in fused or i not in drop]
 
 
-# -- workspaces -----------------------------------------------------------------------------------
-
-
-def _keep_workspaces(steps: list[Step], names: Names) -> list[Step]:
+def _readers(steps: list[Step]) -> dict[str, list[int]]:
+    """Per value, the positions of the lines that read it, in order, each once."""
     readers = collections.defaultdict(list)
     for index, step in enumerate(steps):
         for arg in dict.fromkeys(step.args):
             readers[arg].append(index)
+    return readers
+
+
+# -- workspaces -----------------------------------------------------------------------------------
+
+
+def _keep_workspaces(steps: list[Step], names: Names) -> list[Step]:
+    readers = _readers(steps)
     changed: dict[int, Step] = {}
     for index, step in enumerate(steps):
         kernel_def = _kernel_def(step)
@@ -249,10 +255,7 @@ class _PeerKind:
 
 
 def _fuse_peers(steps: list[Step], fetched: set[str]) -> list[Step]:
-    readers = collections.defaultdict(list)
-    for index, step in enumerate(steps):
-        for arg in dict.fromkeys(step.args):
-            readers[arg].append(index)
+    readers = _readers(steps)
     kinds: list[_PeerKind] = []
     for index, step in enumerate(steps):
         registration = step.kernel_def.peers if step.kernel_def is not None and step.op is not None else None
@@ -413,10 +416,7 @@ def _fuse_elementwise(steps: list[Step], fetched: set[str], compilers: dict[str,
         for arg in step.args:  # a group whose value another line reads runs before that line: it is complete
             if arg in producer and producer[arg] is not joined:
                 producer[arg].open = False
-    readers = collections.defaultdict(set)
-    for index, step in enumerate(steps):
-        for arg in step.args:
-            readers[arg].add(index)
+    readers = _readers(steps)
     drop: set[int] = set()
     fused: dict[int, Step] = {}
     for group in groups:
@@ -425,7 +425,7 @@ def _fuse_elementwise(steps: list[Step], fetched: set[str], compilers: dict[str,
         positions = sorted(group.positions)
         members = [steps[p] for p in positions]
         inside = set(positions)
-        outputs = [v for m in members for v in m.outputs if v in fetched or readers[v] - inside]
+        outputs = [v for m in members for v in m.outputs if v in fetched or set(readers[v]) - inside]
         if not outputs:   # ops run as targets only (tf.group(tf.tanh(x * 2))): their lines stay as they are
             continue
         inputs = list(dict.fromkeys(a for m in members for a in m.args if a not in group.values))
