@@ -15,7 +15,7 @@ import numpy as np
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.products import matmul_into
-from tfnb.kernels.registry import Epilogue, kernel, simple_kernel
+from tfnb.kernels.registry import Epilogue, Update, kernel, simple_kernel
 from tfnb.kernels.training import descend_by_product
 
 # -- elementwise, bound directly ------------------------------------------------------------------
@@ -366,11 +366,13 @@ def cumprod(node):
 # -- matmul ---------------------------------------------------------------------------------------
 
 
-# A weight gradient read only by its gradient-descent update is computed into the variable (with_descent).
+# A weight gradient read only by its gradient-descent update is computed into the variable (with_descent); an
+# input gradient of those weights is computed in the same pass over them (with_weight_update).
 @kernel("MatMul", fresh_output=True,
         epilogues=(Epilogue(("ResourceApplyGradientDescent",), "with_descent", input=2),
                    Epilogue(("Add", "Relu"), "with_add_relu"), Epilogue(("Add",), "with_add"),
-                   Epilogue(("ReluGrad",), "with_relu_grad")))
+                   Epilogue(("ReluGrad",), "with_relu_grad")),
+        updates=(Update(("MatMul", "ResourceApplyGradientDescent"), "with_weight_update", weight=1, shared=(0, 1)),))
 def mat_mul(node):
     xp = node.xp
     transpose_a, transpose_b = node.attrs["transpose_a"], node.attrs["transpose_b"]
@@ -422,7 +424,30 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
         mask = features > out.dtype.type(0)
         return xp.multiply(out, mask, out=out) if mask.shape == out.shape else out * mask
 
+    def with_weight_update(fused_ops: tuple, update_attrs: dict):
+        """For a line computing an input gradient dy @ w.T (then its ReluGrad) whose w is the value of the variable
+        that a later line descends by the weight gradient x.T @ dy (Update): a function computing both, each band
+        of the variable read once, from the weights before their update; None for other lines."""
+        if (transpose_a or not transpose_b or fused_ops not in (("MatMul",), ("MatMul", "ReluGrad"))
+                or not update_attrs.get("transpose_a") or update_attrs.get("transpose_b")):
+            return None
+        relu = len(fused_ops) == 2
+
+        def run_with_update(dy, *rest):
+            """The line's output, or None (nothing written) where the arrays do not fit: the lines then run one by
+            one, and an error names the op that fails."""
+            features, (x, update_dy, var, alpha) = (rest[0], rest[1:]) if relu else (None, rest)
+            if any(m.dtype != dtype or m.ndim != 2 for m in (dy, x, update_dy)) or (
+                    relu and features.shape != (dy.shape[0], x.shape[1])):
+                return None
+            out = scratch.output((dy.shape[0], x.shape[1]), dtype)
+            descend_by_product(xp, var, float(alpha), x.T, update_dy, input_gradient=(dy, out))
+            return xp.multiply(out, features > out.dtype.type(0), out=out) if relu else out
+
+        return run_with_update
+
     run.with_descent = with_descent
+    run.with_weight_update = with_weight_update
     run.with_add = with_add
     run.with_add_relu = lambda a, b, addend: with_add(a, b, addend, relu=True)
     run.with_relu_grad = with_relu_grad

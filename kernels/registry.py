@@ -113,6 +113,25 @@ class Peers:
 
 
 @dataclass(frozen=True)
+class Update:
+    """A later line that updates the variable the kernel reads a value of as its input `weight` (ReadVariableOp's),
+    fused as `ops` (a weight gradient's product and its descent), and reads the kernel's input `shared[0]` as its
+    input `shared[1]`: the kernel's `variant` performs that update at the kernel's line, reading each block of the
+    variable once for both, as a dense layer's input gradient and its weights' descent (tfnb/runtime/fusion.py).
+
+    `variant(fused_ops, update_attrs)` gives, for a line fusing those op types and an update whose first op has
+    those attrs, a function of the line's arguments but the weight, then the update line's arguments, returning
+    the line's outputs; None where it has none. It reads the variable before it updates it, and checks every
+    argument before it writes anything.
+    """
+
+    ops: tuple[str, ...]
+    variant: str
+    weight: int
+    shared: tuple[int, int]
+
+
+@dataclass(frozen=True)
 class KernelDef:
     op_type: str
     device_type: str
@@ -125,6 +144,7 @@ class KernelDef:
     elementwise: bool | Callable[[tuple], bool] = False
     workspaces: tuple[Workspace, ...] = ()
     peers: Peers | None = None
+    updates: tuple[Update, ...] = ()
 
     def computes_elementwise(self, input_dtypes: tuple) -> bool:
         """Whether the kernel is `elementwise` (see `kernel`) on inputs of these NumPy dtypes."""
@@ -137,14 +157,14 @@ _KERNELS: dict[tuple[str, str], KernelDef] = {}
 def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False, parallel: bool = False,
            fresh_output: bool = False, epilogues: tuple[Epilogue, ...] = (), siblings: tuple[Sibling, ...] = (),
            elementwise: bool | Callable[[tuple], bool] = False, workspaces: tuple[Workspace, ...] = (),
-           peers: Peers | None = None):
+           peers: Peers | None = None, updates: tuple[Update, ...] = ()):
     """Decorator registering a kernel factory for an op type on a device type ('*' = every device).
 
     `parallel`: the kernel splits its own work across the run's threads (kernels/intra_op.py), so a
     plan containing it runs with BLAS in one thread. `fresh_output`: its array outputs are never a
     view, an input, or anything but the plan's to overwrite (tfnb/runtime/buffer_reuse.py).
-    `epilogues`, `siblings`, `workspaces` and `peers`: the fused variants its callable offers (see Epilogue,
-    Sibling, Workspace and Peers).
+    `epilogues`, `siblings`, `workspaces`, `peers` and `updates`: the fused variants its callable offers (see
+    Epilogue, Sibling, Workspace, Peers and Update).
     `elementwise`: on arrays of at least one dimension the callable computes each output element from the
     elements at the same (broadcast) position with the namespace's ufuncs, `where` and operators alone, on its
     arguments and scalars (no shapes, no methods, no captured arrays), so that a chain of such kernels compiles
@@ -157,7 +177,8 @@ def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False
         if key in _KERNELS:
             raise KeyError(f"A kernel for {op_type} on {device_type} is already registered")
         _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel, fresh_output,
-                                  tuple(epilogues), tuple(siblings), elementwise, tuple(workspaces), peers)
+                                  tuple(epilogues), tuple(siblings), elementwise, tuple(workspaces), peers,
+                                  tuple(updates))
         return factory
 
     return register

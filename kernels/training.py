@@ -271,19 +271,35 @@ def _descend_in_blocks(xp, var, grad, alpha: float) -> None:
     parallel_parts(blocks, -(-flat_var.size // _DESCENT_BLOCK), flat_var.size)
 
 
-def descend_by_product(xp, var, alpha: float, a, b) -> None:
+def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None:
     """var -= alpha * (a @ b), a band of the product's rows at a time, each subtracted while it is in the cache.
 
     A fully connected layer's weight gradient is as large as its weights: fused into its gradient-descent update
     (MatMul's `with_descent` variant, tfnb/runtime/fusion.py), it is never written out whole nor read back.
+    With `input_gradient` (dy, out), also out = dy @ var.T from the weights before the update, each band as it is
+    read for it (MatMul's `with_weight_update`): on a small batch both are passes over the weights, and the
+    input gradient's pass is then one over the caches.
     """
     shape = _stored(var).shape
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or (a.shape[0], b.shape[1]) != shape:
         raise InvalidArgumentError(None, None, f"var and grad do not have the same shape{list(shape)} "
                                    f"{[a.shape[0], b.shape[1]] if a.ndim == b.ndim == 2 else '?'}")
+    if input_gradient is not None:
+        dy, out = input_gradient
+        if dy.ndim != 2 or dy.shape[1] != shape[1] or out.shape != (dy.shape[0], shape[0]):
+            raise InvalidArgumentError(None, None, f"Matrix size-incompatible: In[0]: {list(dy.shape)}, "
+                                       f"In[1]: {list(shape)} (transposed)")
     rows, columns = shape
     band = rows if xp is not np or rows * columns < _DESCENT_WHOLE else max(1, _DESCENT_BLOCK // columns)
     scratch = Scratch(xp)
+
+    def input_gradient_of(weights, chosen: slice) -> None:
+        dy, out = input_gradient
+        if dy.shape[0] <= 2:  # matrix-vector products, as kernels/products.py streams a batch of one or two
+            for row in range(dy.shape[0]):
+                xp.dot(weights, dy[row], out=out[row, chosen])
+        else:
+            xp.matmul(dy, weights.T, out=out[:, chosen])
 
     def descend(array) -> None:
         # alpha * a, as small as the batch is: its product is the step itself, with no pass to scale it.
@@ -292,6 +308,8 @@ def descend_by_product(xp, var, alpha: float, a, b) -> None:
         def bands(part: slice) -> None:
             for first in range(part.start * band, min(part.stop * band, rows), band):
                 chosen = slice(first, min(first + band, rows))
+                if input_gradient is not None:
+                    input_gradient_of(array[chosen], chosen)
                 product = scratch("descent_product", (chosen.stop - first, columns), array.dtype)
                 product_into(xp, scaled[chosen], b, product)
                 array[chosen] -= product

@@ -451,6 +451,92 @@ def test_a_weight_gradient_that_is_fetched_is_not_fused_into_the_descent():
 
 
 
+
+def two_dense_layers(batch: int, width: int, relu: bool, seed: int = 9):
+    """x -> (relu) x @ w1 -> @ w2, a squared loss and a descent step: (w1, w2, x, loss, optimizer, feeds)."""
+    rng = np.random.default_rng(seed)
+    x = tf.placeholder(tf.float32, [batch, 16])
+    w1 = tf.Variable(rng.standard_normal((16, width)).astype(np.float32) * 0.2, name="w1")
+    w2 = tf.Variable(rng.standard_normal((width, width)).astype(np.float32) * 0.05, name="w2")
+    hidden = tf.matmul(x, w1)
+    if relu:
+        hidden = tf.nn.relu(hidden)
+    loss = tf.reduce_sum(tf.square(tf.matmul(hidden, w2) - 1.0))
+    return w1, w2, x, loss, tf.train.GradientDescentOptimizer(0.001), {x: rng.standard_normal((batch, 16)).astype(
+        np.float32)}
+
+
+def trained(fetches: list, train, feeds: dict, variables: list, config=None, steps: int = 3) -> tuple:
+    """(per training step, the values of `fetches` and then of the variables; the step's fused lines), in a fresh
+    session. The variables are read in runs of their own: read in the step, they would be read twice."""
+    with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
+        values = [sess.run([train] + fetches, feeds)[1:] + sess.run(variables) for _ in range(steps)]
+        return values, [line.split("# fused ")[1] for line in sess.plan([train] + fetches, feeds).source.splitlines()
+                        if "# fused " in line]
+
+
+def assert_same_steps(fused: list, unfused: list) -> None:
+    """Each value of each step as the unfused plan's, to float32 rounding of sums of terms as large as its largest."""
+    for fused_step, unfused_step in zip(fused, unfused):
+        for got, expected in zip(fused_step, unfused_step):
+            np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5 * np.abs(expected).max())
+
+
+# Batches of two take matrix-vector products, of eight one product; 1024 columns make the descent go in bands.
+@pytest.mark.parametrize("batch,width,relu", [(2, 8, False), (8, 8, True), (2, 1024, True), (8, 1024, False)])
+def test_an_input_gradient_and_its_weights_descent_are_one_line_and_train_as_unfused_plans(batch, width, relu):
+    w1, w2, x, loss, optimizer, feeds = two_dense_layers(batch, width, relu)
+    train = optimizer.minimize(loss)
+    fetches = [loss, tf.gradients(loss, x)[0]]
+    fused, lines = trained(fetches, train, feeds, [w1, w2])
+    unfused, _ = trained(fetches, train, feeds, [w1, w2], UNFUSED)
+    line = next(line for line in lines if line.startswith("gradients/MatMul_1_grad/MatMul = MatMul"))
+    assert "GradientDescent/update_w2/ResourceApplyGradientDescent" in line
+    assert ("ReluGrad" in line) == relu
+    assert not any("update_w2" in other for other in lines if other != line)
+    assert_same_steps(fused, unfused)
+
+
+def test_a_descent_is_not_moved_up_past_what_it_waits_for_or_where_its_variable_is_read_again():
+    w1, w2, x, loss, _, feeds = two_dense_layers(2, 8, True)
+    optimizer = tf.train.GradientDescentOptimizer(tf.constant(0.001))  # made here: no op of the update's waits
+    gradients = optimizer.compute_gradients(loss)
+    # The update waits for the gradient of the input, computed after w2's input gradient.
+    with tf.control_dependencies([tf.reduce_sum(tf.gradients(loss, x)[0])]):
+        train = optimizer.apply_gradients(gradients)
+    fused, lines = trained([loss], train, feeds, [w2])
+    unfused, _ = trained([loss], train, feeds, [w2], UNFUSED)
+    assert not any("update_w2" in line and "MatMul_1_grad/MatMul = " in line for line in lines)
+    assert_same_steps(fused, unfused)
+    w1, w2, x, loss, optimizer, feeds = two_dense_layers(2, 8, True)
+    train = optimizer.minimize(loss)
+    with tf.control_dependencies([tf.gradients(loss, x)[0]]):  # read again after w2's input gradient
+        again = w2.read_value()
+    (before,), = trained([], tf.no_op(), feeds, [w2], steps=1)[0]
+    (read_again, after), = trained([again], train, feeds, [w2], steps=1)[0]
+    np.testing.assert_array_equal(read_again, before)  # reads come before the update, as unfused plans run them
+    assert not np.array_equal(after, before)
+
+
+def test_an_input_gradient_with_its_descent_that_fails_runs_the_lines_one_by_one(monkeypatch):
+    from tfnb.kernels import math as math_kernels
+    descend = math_kernels.descend_by_product
+
+    def refusing(*args, input_gradient=None):  # the fused line's call fails, the update line's own call runs
+        if input_gradient is not None:
+            raise tf.errors.InvalidArgumentError(None, None, "refused")
+        descend(*args)
+
+    w1, w2, x, loss, optimizer, feeds = two_dense_layers(2, 1024, True)
+    train = optimizer.minimize(loss)
+    fetches = [loss, tf.gradients(loss, x)[0]]
+    unfused, _ = trained(fetches, train, feeds, [w2], UNFUSED)
+    monkeypatch.setattr(math_kernels, "descend_by_product", refusing)
+    fused, lines = trained(fetches, train, feeds, [w2])
+    assert any("update_w2" in line and "MatMul_1_grad/MatMul = " in line for line in lines)
+    assert_same_steps(fused, unfused)  # each update made once
+
 @pytest.mark.parametrize("addend", ["bias", "matrix", "scalar", "widening"])
 def test_dense_layers_add_their_bias_and_activation_and_gradient_mask_on_the_product(addend):
     rng = np.random.default_rng(8)
