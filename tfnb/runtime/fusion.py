@@ -22,7 +22,8 @@ registration offers a combined variant (kernels/registry.py), an attribute of it
   it, each block of the weights read once (the input gradient dy @ w.T before the block's descent): on a small
   batch both are passes over the weights from memory. Only where the update is the next line to use the variable
   after that read, the kernel's line is the last to read the value, and all the update waits for is computed
-  before that line.
+  before that line. Measured at batch 2, two threads: AlexNet's first dense layer 0.79x the time of the two
+  lines; training steps alternating in one process: AlexNet 0.953x, Overfeat 0.962x, OxfordNet 0.970x.
 
 On a device whose array namespace compiles functions into one kernel (`xp.fuse`: CuPy's), a group of
 elementwise lines (kernels registered `elementwise`) that read one another's values becomes one line,
