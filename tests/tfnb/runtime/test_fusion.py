@@ -483,9 +483,25 @@ def assert_same_steps(fused: list, unfused: list) -> None:
             np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5 * np.abs(expected).max())
 
 
+@pytest.fixture
+def fused_updates(monkeypatch) -> list:
+    """The input gradients that descents computed (MatMul's with_weight_update, not its lines one by one)."""
+    from tfnb.kernels import math as math_kernels
+    descend, done = math_kernels.descend_by_product, []
+
+    def recording(*args, input_gradient=None):
+        descend(*args, input_gradient=input_gradient)
+        if input_gradient is not None:
+            done.append(input_gradient[1].shape)
+
+    monkeypatch.setattr(math_kernels, "descend_by_product", recording)
+    return done
+
+
 # Batches of two take matrix-vector products, of eight one product; 1024 columns make the descent go in bands.
 @pytest.mark.parametrize("batch,width,relu", [(2, 8, False), (8, 8, True), (2, 1024, True), (8, 1024, False)])
-def test_an_input_gradient_and_its_weights_descent_are_one_line_and_train_as_unfused_plans(batch, width, relu):
+def test_an_input_gradient_and_its_weights_descent_are_one_line_and_train_as_unfused_plans(batch, width, relu,
+                                                                                           fused_updates):
     w1, w2, x, loss, optimizer, feeds = two_dense_layers(batch, width, relu)
     train = optimizer.minimize(loss)
     fetches = [loss, tf.gradients(loss, x)[0]]
@@ -495,8 +511,25 @@ def test_an_input_gradient_and_its_weights_descent_are_one_line_and_train_as_unf
     assert "GradientDescent/update_w2/ResourceApplyGradientDescent" in line
     assert ("ReluGrad" in line) == relu
     assert not any("update_w2" in other for other in lines if other != line)
+    assert fused_updates.count((batch, width)) == 3  # w2's input gradient, once a step
     assert_same_steps(fused, unfused)
 
+
+
+@pytest.mark.parametrize("device", ["/device:STRICT:0", pytest.param("/device:GPU:0", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("batch", [2, 8])
+def test_an_input_gradient_and_its_weights_descent_on_a_device_are_one_line_and_train_as_on_the_cpu(
+        batch, device, fused_updates):
+    with tf.device(device):
+        w1, w2, x, loss, optimizer, feeds = two_dense_layers(batch, 256, True)
+        train = optimizer.minimize(loss)
+        fetches = [loss, tf.gradients(loss, x)[0]]
+    on_device, lines = trained(fetches, train, feeds, [w1, w2], tf.ConfigProto(device_count={"STRICT": 1}))
+    assert fused_updates.count((batch, 256)) == 3
+    on_cpu, _ = trained(fetches, train, feeds, [w1, w2],
+                        tf.ConfigProto(device_count={"GPU": 0}, allow_soft_placement=True))
+    assert any("update_w2" in line and line.startswith("gradients/MatMul_1_grad/MatMul = MatMul") for line in lines)
+    assert_same_steps(on_device, on_cpu)
 
 def test_a_descent_is_not_moved_up_past_what_it_waits_for_or_where_its_variable_is_read_again():
     w1, w2, x, loss, _, feeds = two_dense_layers(2, 8, True)
