@@ -384,6 +384,12 @@ def mat_mul(node):
     return lambda a, b: xp.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
 
 
+def _relu_masked(xp, out, features):
+    """ReluGrad(out, features): out times the mask of features > 0, in place where the mask has out's shape."""
+    mask = features > out.dtype.type(0)
+    return xp.multiply(out, mask, out=out) if mask.shape == out.shape else out * mask
+
+
 def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
     """A float MatMul into an output reused from step to step (kernels/conv/scratch.py), in cache-sized
     blocks and across the run's threads (kernels/products.py).
@@ -420,9 +426,7 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
 
     def with_relu_grad(a, b, features):
         """ReluGrad(a @ b, features): the product times the mask of features > 0, in place."""
-        out = run(a, b)
-        mask = features > out.dtype.type(0)
-        return xp.multiply(out, mask, out=out) if mask.shape == out.shape else out * mask
+        return _relu_masked(xp, run(a, b), features)
 
     def with_weight_update(fused_ops: tuple, update_attrs: dict):
         """For a line computing an input gradient dy @ w.T (then its ReluGrad) whose w is the value of the variable
@@ -442,7 +446,7 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
                 return None
             out = scratch.output((dy.shape[0], x.shape[1]), dtype)
             descend_by_product(xp, var, float(alpha), x.T, update_dy, input_gradient=(dy, out))
-            return xp.multiply(out, features > out.dtype.type(0), out=out) if relu else out
+            return _relu_masked(xp, out, features) if relu else out
 
         return run_with_update
 

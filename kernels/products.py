@@ -30,7 +30,7 @@ _BLOCK_BYTES = 256 << 10
 _SKINNY = 32  # the short side of a product cut into blocks, at most
 _LARGE_BYTES = 1 << 20  # the large operand of a product cut into blocks, at least
 _VECTOR_BLOCK_BYTES = 1 << 20  # a block of the large operand read by matrix-vector products
-_VECTOR_ROWS = 2  # a product with at most this many rows is computed by matrix-vector products
+VECTOR_ROWS = 2  # a product with at most this many rows is computed by matrix-vector products
 
 
 def matmul_into(xp, a, b, out):
@@ -99,7 +99,7 @@ def _blocked(xp, a, b, out) -> None:
         _row_blocks(xp, a, b, out)
     elif blocking == "sums":
         _reduction_blocks(xp, a, b, out)
-    elif a.shape[0] <= _VECTOR_ROWS and b.strides[0] == b.itemsize:  # b.T: the weight matrix, rows contiguous
+    elif a.shape[0] <= VECTOR_ROWS and b.strides[0] == b.itemsize:  # b.T: the weight matrix, rows contiguous
         for cols in _vector_blocks(b.shape[1], a.shape[1] * out.itemsize, a.shape[0]):
             for row in range(a.shape[0]):
                 xp.dot(b.T[cols], a[row], out=out[row, cols])
@@ -134,7 +134,7 @@ def _row_blocks(xp, a, b, out) -> None:
 def _reduction_blocks(xp, a, b, out) -> None:
     """Blocks along the summed axis (rows of b, columns of a), their products added up in out."""
     k = a.shape[1]
-    if a.shape[0] <= _VECTOR_ROWS:
+    if a.shape[0] <= VECTOR_ROWS:
         term = xp.empty(out.shape[1], out.dtype)
         for index, part in enumerate(_vector_blocks(k, b.shape[1] * out.itemsize, a.shape[0])):
             for row in range(a.shape[0]):

@@ -16,7 +16,7 @@ import numpy as np
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.intra_op import parallel_parts
-from tfnb.kernels.products import product_into
+from tfnb.kernels.products import VECTOR_ROWS, product_into
 from tfnb.kernels.registry import kernel
 from tfnb.kernels.state import _uninitialized, update_variable
 
@@ -295,7 +295,7 @@ def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None
 
     def input_gradient_of(weights, chosen: slice) -> None:
         dy, out = input_gradient
-        if dy.shape[0] <= 2:  # matrix-vector products, as kernels/products.py streams a batch of one or two
+        if dy.shape[0] <= VECTOR_ROWS:  # matrix-vector products, as kernels/products.py streams a small batch
             for row in range(dy.shape[0]):
                 xp.dot(weights, dy[row], out=out[row, chosen])
         else:

@@ -222,12 +222,9 @@ def _tiled_max_pool_grad_by_equality(scratch: Scratch, x, y, dy, geo: Geometry, 
     maximum, NaN, or a non-finite dy): that part is then for the search.
 
     Per tap, one comparison gives where it equals y, bit masks keep the first tap that does (equal to y where no
-    earlier tap was), and one product places dy there. Against keeping each window's tap in the forward pool, a
-    byte per window: the small CNN's pools alone 0.82-0.85x the time, forward and gradient; in training steps,
-    alternating in one process, the same time (small CNN 0.993-1.003x, OxfordNet 1.007x), with no workspace and a
-    forward pool that does only the maxima. The bit masks in place of a running remainder of dy (a product and a
-    difference per tap): the gradient alone 0.80-0.97x the time on the small CNN's and OxfordNet's pools, the same
-    in training steps (0.983-1.005x), where x and dx come from memory.
+    earlier tap was), and one product places dy there. Against keeping each window's tap in the forward pool (a
+    byte per window), the same training step time (small CNN 0.983-1.005x, OxfordNet 0.993-1.007x, alternating
+    in one process) with no workspace and a forward pool that does only the maxima: x and dx come from memory.
     """
     xp, taps = scratch.xp, geo.h.taps * geo.w.taps
     rows, cols = geo.h.out * geo.h.taps, geo.w.out * geo.w.taps

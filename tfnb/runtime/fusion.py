@@ -247,8 +247,8 @@ def _update_of(steps: list[Step], index: int, update, readers, producers, lines_
 
 
 def _update_kernel(function, step: Step, read: Step, later: Step, update):
-    """The fused line's kernel: `function`, or, where it gives None or fails (having written nothing), the line's
-    op (reading the variable's value again) and then the update, one by one, so that an error names the op."""
+    """The fused line's kernel: `function`, or the line's op (reading the variable's value again) and then the
+    update, one by one (_or_one_by_one)."""
     own = len(step.args) - 1
 
     def separately(*args):
@@ -259,14 +259,7 @@ def _update_kernel(function, step: Step, read: Step, later: Step, update):
         later.kernel(*args[own:])
         return result
 
-    def run(*args):
-        try:
-            result = function(*args)
-        except Exception:  # the lines one by one raise the error of the op that fails
-            result = None
-        return separately(*args) if result is None else result
-
-    return run
+    return _or_one_by_one(function, separately)
 
 
 # -- siblings -------------------------------------------------------------------------------------
@@ -437,8 +430,7 @@ def _merged(members: list[Step], peers: Peers, summing: Step | None) -> Step:
 
 
 def _peer_kernel(merged, members: list[Step], shared: int, counts: list[int], summing: Step | None):
-    """The merged line's kernel: `merged`, or each member's own line (and the sum's) where it cannot merge the
-    arrays it is given or fails, so that an error names the op that fails."""
+    """The merged line's kernel: `merged`, or each member's own line and the sum's (_or_one_by_one)."""
 
     def separately(value, own_args: list, addends: list) -> tuple:
         results = []
@@ -453,19 +445,19 @@ def _peer_kernel(merged, members: list[Step], shared: int, counts: list[int], su
         total = _tagged(summing, *[firsts[arg] if arg in firsts else next(others) for arg in summing.args])
         return (total, *[v for result in results for v in result[1:]])
 
-    def run(value, *rest):
+    def split(value, *rest) -> tuple:
+        """(the shared value, each member's own arguments, the sum's addends) from the merged line's arguments."""
         own_args, start = [], 0
         for count in counts:
             own_args.append(rest[start:start + count])
             start += count
-        addends = list(rest[start:])
-        try:
-            result = merged(value, own_args) if summing is None else merged(value, own_args, addends)
-        except Exception:  # the lines one by one raise the error of the op that fails
-            result = None
-        return separately(value, own_args, addends) if result is None else result
+        return value, own_args, list(rest[start:])
 
-    return run
+    def at_once(*args):
+        value, own_args, addends = split(*args)
+        return merged(value, own_args) if summing is None else merged(value, own_args, addends)
+
+    return _or_one_by_one(at_once, lambda *args: separately(*split(*args)))
 
 
 # -- elementwise groups on devices that compile them ----------------------------------------------
@@ -552,6 +544,20 @@ def _called(step: Step, *args):
 
 
 # -- running and replaying ------------------------------------------------------------------------
+
+
+def _or_one_by_one(fused_kernel, separately):
+    """fused_kernel; where it gives None (the arrays do not fit) or fails having written nothing, `separately`: the
+    fused lines one by one, so that an error names the op that fails."""
+
+    def run(*args):
+        try:
+            result = fused_kernel(*args)
+        except Exception:
+            result = None
+        return separately(*args) if result is None else result
+
+    return run
 
 
 def _replaying(fused_kernel, replay):
