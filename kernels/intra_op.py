@@ -7,7 +7,8 @@ use: with two owners of the cores, both are slow. So each run has one owner:
 
 - a plan with a kernel registered `parallel=True` (convolution, pooling) runs with BLAS in one
   thread, and its kernels spread their parts over the session's threads (`parallel_parts`), or run
-  independent tasks side by side (`side_by_side`);
+  independent tasks side by side (`side_by_side`); a plan's pool may run on one thread beside a
+  convolution's split (`run_beside`);
 - any other plan leaves the cores to BLAS, limited to intra_op_parallelism_threads when that is set.
 """
 
@@ -17,13 +18,15 @@ import collections
 import os
 import sys
 import threading
+from collections.abc import Callable
 
 import threadpoolctl
 
 # Below this many element operations, splitting a kernel across threads costs more than it saves.
 PARALLEL_WORK = 1 << 19
 
-_run = threading.local()  # .widths: the thread counts of the (nested) runs this thread is executing
+_run = threading.local()  # .widths: the thread counts of the (nested) runs this thread is executing; .beside: a
+# task for the next split's first helper (run_beside)
 
 
 def default_width() -> int:
@@ -54,8 +57,10 @@ def parallel_parts(fn, n: int, work: float) -> list:
     bounds = [n * i // width for i in range(width + 1)]
     parts = [slice(a, b) for a, b in zip(bounds, bounds[1:])]
     helpers = _HELPERS.take(width - 1)
+    beside, _run.beside = getattr(_run, "beside", None), None
     for helper, part in zip(helpers, parts[1:]):
-        helper.start(fn, part)
+        helper.start(fn if beside is None else beside.before(fn), part)
+        beside = None
     _run.widths.append(1)
     try:
         first = fn(parts[0])
@@ -67,6 +72,52 @@ def parallel_parts(fn, n: int, work: float) -> list:
         if error is not None:
             raise error
     return [first] + [result for result, _ in outcomes]
+
+
+def run_beside(task: Callable[[], object], then: Callable[[], object]) -> tuple:
+    """(task(), then()): task run by a helper thread at the start of then's first split across the run's threads,
+    before the helper takes its part, so that where then's parts are taken in turns (in_turns), the helper takes
+    fewer of them. For a task that a second core speeds up little (a pool: a few passes over memory) beside one
+    that splits its work (a convolution), as TF's inter-op threads run independent ops at once.
+
+    Where then never splits its work, the task runs after it, in the calling thread. An error of the task is
+    raised once then has ended.
+    """
+    beside = _Beside(task)
+    _run.beside = beside
+    try:
+        result = then()
+    finally:
+        _run.beside = None
+    if not beside.started:
+        beside.run()
+    value, error = beside.outcome
+    if error is not None:
+        raise error
+    return value, result
+
+
+class _Beside:
+    """A task that the first helper of the next split runs before its part (run_beside)."""
+
+    def __init__(self, task: Callable[[], object]) -> None:
+        self.task = task
+        self.started = False
+        self.outcome: tuple = (None, None)
+
+    def run(self) -> None:
+        self.started = True
+        try:
+            self.outcome = (self.task(), None)
+        except Exception as error:  # raised by run_beside, in the calling thread
+            self.outcome = (None, error)
+
+    def before(self, fn: Callable[[slice], object]) -> Callable[[slice], object]:
+        def task_then_part(part: slice):
+            self.run()
+            return fn(part)
+
+        return task_then_part
 
 
 def side_by_side(tasks: list, work: float) -> list:

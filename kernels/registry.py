@@ -145,6 +145,7 @@ class KernelDef:
     workspaces: tuple[Workspace, ...] = ()
     peers: Peers | None = None
     updates: tuple[Update, ...] = ()
+    streams: bool = False
 
     def computes_elementwise(self, input_dtypes: tuple) -> bool:
         """Whether the kernel is `elementwise` (see `kernel`) on inputs of these NumPy dtypes."""
@@ -157,14 +158,16 @@ _KERNELS: dict[tuple[str, str], KernelDef] = {}
 def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False, parallel: bool = False,
            fresh_output: bool = False, epilogues: tuple[Epilogue, ...] = (), siblings: tuple[Sibling, ...] = (),
            elementwise: bool | Callable[[tuple], bool] = False, workspaces: tuple[Workspace, ...] = (),
-           peers: Peers | None = None, updates: tuple[Update, ...] = ()):
+           peers: Peers | None = None, updates: tuple[Update, ...] = (), streams: bool = False):
     """Decorator registering a kernel factory for an op type on a device type ('*' = every device).
 
     `parallel`: the kernel splits its own work across the run's threads (kernels/intra_op.py), so a
     plan containing it runs with BLAS in one thread. `fresh_output`: its array outputs are never a
     view, an input, or anything but the plan's to overwrite (tfnb/runtime/buffer_reuse.py).
     `epilogues`, `siblings`, `workspaces`, `peers` and `updates`: the fused variants its callable offers (see
-    Epilogue, Sibling, Workspace, Peers and Update).
+    Epilogue, Sibling, Workspace, Peers and Update). `streams`: its work is a few passes over memory, which a
+    second core speeds up little, so that a line of it may run on one thread beside a parallel kernel's line
+    (tfnb/runtime/fusion.py, intra_op.run_beside).
     `elementwise`: on arrays of at least one dimension the callable computes each output element from the
     elements at the same (broadcast) position with the namespace's ufuncs, `where` and operators alone, on its
     arguments and scalars (no shapes, no methods, no captured arrays), so that a chain of such kernels compiles
@@ -178,7 +181,7 @@ def kernel(op_type: str, device_type: str = GENERIC, *, needs_step: bool = False
             raise KeyError(f"A kernel for {op_type} on {device_type} is already registered")
         _KERNELS[key] = KernelDef(op_type, device_type, factory, needs_step, parallel, fresh_output,
                                   tuple(epilogues), tuple(siblings), elementwise, tuple(workspaces), peers,
-                                  tuple(updates))
+                                  tuple(updates), streams)
         return factory
 
     return register

@@ -302,7 +302,7 @@ def _window_counts(xp, geo: Geometry, dtype):
 
 # As oneDNN's pools do, the forward pool can keep where each window's first maximum is (its workspace) for the
 # gradient, which then scatters dy there instead of finding the maxima again (tfnb/runtime/fusion.py).
-@kernel("MaxPool", parallel=True, fresh_output=True,
+@kernel("MaxPool", parallel=True, fresh_output=True, streams=True,
         workspaces=(Workspace("MaxPoolGrad", "with_workspace", "from_workspace", reads=1),))
 def max_pool(node):
     xp, attrs, fill, scratch = node.xp, node.attrs, _lowest(node.output_dtypes[0]), Scratch(node.xp)
@@ -352,7 +352,7 @@ def _window_bases(shape: tuple, geo: Geometry):
     return bases
 
 
-@kernel("AvgPool", parallel=True, fresh_output=True)
+@kernel("AvgPool", parallel=True, fresh_output=True, streams=True)
 def avg_pool(node):
     xp, attrs, out_dtype, scratch = node.xp, node.attrs, node.output_dtypes[0], Scratch(node.xp)
     compute = compute_dtype(out_dtype)
@@ -442,7 +442,7 @@ def _tiled_max_pool_grad_grad(scratch: Scratch, x, ddx, geo: Geometry, ddy) -> N
     _fold_into(xp, xp.add, picked, ddy)
 
 
-@kernel("MaxPoolGrad", parallel=True, fresh_output=True,
+@kernel("MaxPoolGrad", parallel=True, fresh_output=True, streams=True,
         # ReluGrad of the pool's own input (a ReLU before the pool): its features are the pool's input 0.
         epilogues=(Epilogue(("ReluGrad",), "with_relu_grad", reused=(((0, 1), 0),)),))
 def max_pool_grad(node):
@@ -536,7 +536,7 @@ def max_pool_grad_grad(node):
     return run
 
 
-@kernel("AvgPoolGrad", parallel=True, fresh_output=True)
+@kernel("AvgPoolGrad", parallel=True, fresh_output=True, streams=True)
 def avg_pool_grad(node):
     xp, attrs, out_dtype = node.xp, node.attrs, node.output_dtypes[0]
     compute = compute_dtype(out_dtype)

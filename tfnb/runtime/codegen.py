@@ -212,16 +212,18 @@ def _timed_function(lines: list[Line], bound: dict, label: str) -> Compiled:
 
 
 def fused_type(nodes) -> str:
-    """The op type of a line computing `nodes`: their types joined by "+", a leading run of repeats counted once, as
-    lines of peers computed as one have it (tfnb/runtime/fusion.py): "3x(Conv2D+BiasAdd+Relu)"."""
+    """The op type of a line computing `nodes`: their types joined by "+", the first run of repeats counted once, as
+    lines of peers computed as one have it (tfnb/runtime/fusion.py): "3x(Conv2D+BiasAdd+Relu)", or
+    "MaxPool+3x(Conv2D+BiasAdd+Relu)" with a pool beside them."""
     types = [node.type for node in nodes]
-    for period in range(1, len(types) // 2 + 1):
-        pattern, repeats = types[:period], 1
-        while types[repeats * period:(repeats + 1) * period] == pattern:
-            repeats += 1
-        if repeats > 1:
-            run = f"{repeats}x({'+'.join(pattern)})" if period > 1 else f"{repeats}x{pattern[0]}"
-            return "+".join([run] + types[repeats * period:])
+    for start in range(len(types)):
+        for period in range(1, (len(types) - start) // 2 + 1):
+            pattern, repeats = types[start:start + period], 1
+            while types[start + repeats * period:start + (repeats + 1) * period] == pattern:
+                repeats += 1
+            if repeats > 1:
+                run = f"{repeats}x({'+'.join(pattern)})" if period > 1 else f"{repeats}x{pattern[0]}"
+                return "+".join(types[:start] + [run] + types[start + repeats * period:])
     return "+".join(types)
 
 

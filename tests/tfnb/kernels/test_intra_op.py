@@ -247,3 +247,52 @@ def test_side_by_side_raises_a_task_s_error_once_both_have_ended(monkeypatch):
     with intra_op.RunThreads(2, 1), pytest.raises(ZeroDivisionError):
         intra_op.side_by_side([lambda: 1 // 0, slow], 1)
     assert ended == [True]
+
+
+def test_run_beside_hands_the_task_to_the_first_helper_of_the_next_split_before_its_part(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    events = []
+
+    def task():
+        events.append(("task", threading.get_ident(), intra_op.run_width()))
+        return "pooled"
+
+    def then():
+        parts = intra_op.parallel_parts(lambda rows: events.append(("part", threading.get_ident(), rows)) or rows, 4, 4)
+        intra_op.parallel_parts(lambda rows: rows, 4, 4)  # a second split: the task is not run again
+        return parts
+
+    with intra_op.RunThreads(2, 1):
+        assert intra_op.run_beside(task, then) == ("pooled", [slice(0, 2), slice(2, 4)])
+    (_, task_thread, width), = [event for event in events if event[0] == "task"]
+    helper_events = [event[0] for event in events if event[1] == task_thread]
+    assert task_thread != threading.get_ident() and width == 1 and helper_events == ["task", "part"]
+
+
+def test_run_beside_runs_the_task_after_then_where_then_does_not_split():
+    order = []
+    assert intra_op.run_beside(lambda: order.append(("task", threading.get_ident())) or 1,
+                               lambda: order.append(("then", threading.get_ident())) or 2) == (1, 2)
+    with intra_op.RunThreads(2, 1):  # a split below PARALLEL_WORK runs in the calling thread alone
+        assert intra_op.run_beside(lambda: order.append(("task", threading.get_ident())),
+                                   lambda: intra_op.parallel_parts(lambda rows: order.append(("then", 0)), 4, 4))
+    assert [name for name, _ in order] == ["then", "task", "then", "task"]
+    assert {thread for name, thread in order if name == "task"} == {threading.get_ident()}
+
+
+def test_run_beside_raises_the_task_s_error_once_then_has_ended_and_leaves_no_task_behind(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    ended = []
+
+    def then():
+        intra_op.parallel_parts(lambda rows: time.sleep(0.05) if rows.start == 0 else None, 2, 2)
+        ended.append(True)
+
+    with intra_op.RunThreads(2, 1), pytest.raises(ZeroDivisionError):
+        intra_op.run_beside(lambda: 1 // 0, then)
+    assert ended == [True]
+    with intra_op.RunThreads(2, 1), pytest.raises(KeyError):  # then's own error, with no split to hand the task to
+        intra_op.run_beside(lambda: ended.append("task"), lambda: {}["missing"])
+    with intra_op.RunThreads(2, 1):
+        assert intra_op.parallel_parts(lambda rows: rows, 2, 2) == [slice(0, 1), slice(1, 2)]
+    assert ended == [True]

@@ -790,4 +790,85 @@ def test_a_timed_run_types_a_line_of_peers_by_the_ops_each_computes_and_their_co
         sess.run([train, grad_x], {x: np.ones((2, 5, 5, 4), np.float32)},
                  options=tf.RunOptions(trace_level=tf.RunOptions.SOFTWARE_TRACE), run_metadata=metadata)
     types = {s.op_type for s in metadata.node_stats()}
-    assert {"3x(Conv2D+BiasAdd+Relu)", "3x(Conv2DBackpropInput+Conv2DBackpropFilter)+AddN"} <= types
+    # The forward line also runs the module's pool, beside the convolutions.
+    assert {"MaxPool+3x(Conv2D+BiasAdd+Relu)", "3x(Conv2DBackpropInput+Conv2DBackpropFilter)+AddN"} <= types
+
+
+def beside_lines(sess: tf.Session) -> list[str]:
+    """The fused lines that run a pool beside a convolution."""
+    return [line for line in fused_lines(sess) if re.search(r"= (MaxPool|AvgPool)\w* \+ .*= Conv2D", line)]
+
+
+@pytest.fixture
+def pools_beside(monkeypatch) -> list:
+    """Every split run: PARALLEL_WORK 0, so the pools' tasks run on a helper; records the thread each task ran on."""
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    threads = []
+    run_beside = intra_op.run_beside
+    monkeypatch.setattr(fusion, "run_beside", lambda task, then: run_beside(
+        lambda: threads.append(threading.get_ident()) or task(), then))
+    return threads
+
+
+def test_a_pool_runs_beside_the_convolutions_that_do_not_wait_for_it_and_trains_as_unfused_plans(pools_beside):
+    x = tf.placeholder(tf.float32, [2, 7, 7, 5])
+    module = inception_module(x)
+    loss = tf.reduce_mean(tf.square(inception_module(module, (3, 2), seed=21)))
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    data = np.random.default_rng(24).standard_normal((2, 7, 7, 5)).astype(np.float32)
+    results = []
+    for config in (None, UNFUSED):
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(train, {x: data})
+            if config is None:
+                lines = beside_lines(sess)
+            results.append(sess.run([loss] + tf.trainable_variables(), {x: data}))
+    # Each module's pool beside its 1x1 convolutions (the first module's pool moved down past the variables' reads).
+    assert len(lines) == 2 and all(line.split(" = ")[1].startswith("MaxPool + ") for line in lines)
+    assert pools_beside and threading.get_ident() not in pools_beside
+    for fused, unfused in zip(*results):
+        np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5)
+
+
+def test_a_pool_does_not_run_beside_a_convolution_reading_it_or_waiting_for_it():
+    x = tf.placeholder(tf.float32, [2, 6, 6, 4])
+    w = tf.constant(np.ones((1, 1, 4, 3), np.float32))
+    data = np.random.default_rng(25).standard_normal((2, 6, 6, 4)).astype(np.float32)
+
+    def pool(name):
+        return tf.nn.max_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "SAME", name=name)
+
+    read = pool("read")
+    waited = pool("waited")
+    with tf.control_dependencies([waited]):
+        after_waited = tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", name="after_waited")
+    free = pool("free")
+    cases = {"read": [tf.nn.conv2d(read, w, [1, 1, 1, 1], "SAME")], "waited": [waited, after_waited],
+             "free": [free, tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", name="conv")]}
+    lines = {}
+    for name, fetches in cases.items():
+        fused, unfused, _ = fused_and_unfused(fetches, {x: data})
+        with tf.Session() as sess:
+            sess.run(fetches, {x: data})
+            lines[name] = beside_lines(sess)
+        for a, b in zip(fused, unfused):
+            np.testing.assert_array_equal(a, b)
+    assert lines["read"] == [] and lines["waited"] == []
+    (line,) = lines["free"]
+    assert "free = MaxPool" in line and "conv = Conv2D" in line
+
+
+def test_a_failing_pool_beside_a_convolution_names_the_pool():
+    x = tf.placeholder(tf.float32, [None, None, None, 2])
+    pooled = tf.nn.max_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "VALID", name="pool")
+    conv = tf.nn.conv2d(x, tf.constant(np.ones((1, 1, 2, 2), np.float32)), [1, 1, 1, 1], "SAME", name="conv")
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(pooled, {x: np.ones((1, 3, 3, 2), np.float32)}), np.ones((1, 1, 1, 2)))
+        fetches = [pooled, conv]
+        sess.run(fetches, {x: np.ones((1, 3, 3, 2), np.float32)})
+        assert len(beside_lines(sess)) == 1
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(fetches, {x: np.ones((1, 1, 1, 2), np.float32)})  # a window larger than the input
+    assert info.value.op.name == "pool"
