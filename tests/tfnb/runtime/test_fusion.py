@@ -832,6 +832,42 @@ def test_a_pool_runs_beside_the_convolutions_that_do_not_wait_for_it_and_trains_
         np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5)
 
 
+def pooled_module(x):
+    """A convolution, then a 3x3 max pool with a 1x1 convolution after it beside a 1x1 and a 3x3 convolution (an
+    inception module's pool branch and one other branch): the pool's gradient flows back into the first one."""
+    rng = np.random.default_rng(26)
+
+    def conv(h, size, width, name):
+        w = tf.Variable(rng.standard_normal((size, size, h.shape.as_list()[-1], width)).astype(np.float32) * 0.3)
+        return tf.nn.relu(tf.nn.conv2d(h, w, [1, 1, 1, 1], "SAME", name=name))
+
+    h = conv(x, 3, 5, "stem")
+    projected = conv(tf.nn.max_pool(h, [1, 3, 3, 1], [1, 1, 1, 1], "SAME", name="pool"), 1, 3, "projection")
+    return tf.concat([projected, conv(conv(h, 1, 4, "reduce"), 3, 4, "wide")], axis=3)
+
+
+def test_a_pool_gradient_runs_beside_the_convolution_gradients_that_do_not_wait_for_it(pools_beside):
+    x = tf.placeholder(tf.float32, [2, 7, 7, 3])
+    loss = tf.reduce_mean(tf.square(pooled_module(x)))
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    data = np.random.default_rng(27).standard_normal((2, 7, 7, 3)).astype(np.float32)
+    results = []
+    for config in (None, UNFUSED):
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(train, {x: data})
+            if config is None:
+                lines = beside_lines(sess)
+            results.append(sess.run([loss] + tf.trainable_variables(), {x: data}))
+    # Forward, the pool beside the 1x1 convolution of the same input; backward, the pool's gradient (which waits
+    # for the projection's input gradient) beside that convolution's gradients.
+    assert [line.split(" + ")[0].split(" = ")[1] for line in lines] == ["MaxPool", "MaxPoolGrad"]
+    assert "reduce_grad/Conv2DBackpropInput = Conv2DBackpropInput" in lines[1]
+    for fused, unfused in zip(*results):
+        np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5)
+
+
 def test_a_pool_does_not_run_beside_a_convolution_reading_it_or_waiting_for_it():
     x = tf.placeholder(tf.float32, [2, 6, 6, 4])
     w = tf.constant(np.ones((1, 1, 4, 3), np.float32))
