@@ -29,9 +29,10 @@ registration offers a combined variant (kernels/registry.py), an attribute of it
   little) and a convolution's line that does not wait for it (the pool and the 1x1 convolutions of an
   inception module's input), run at once as TF's inter-op threads run independent ops: a helper thread
   pools, then joins the convolution's parts (intra_op.run_beside). The pool's line moves down to the next
-  convolution's, or up to the one before where all it waits for is computed before it. Measured on GoogLeNet at batch 2:
-  0.969-0.987x the training step (alternating steps in one process); where the pool runs beside, two cores
-  streaming memory at once each slow the other, so the step gains less than the pools' second core idled.
+  convolution's, or up to the one before where all it waits for is computed before it. Measured on GoogLeNet
+  at batch 2: 0.969-0.983x the training step (alternating steps in one process), 0.947x across processes.
+  While the pool streams memory on one core, the convolution's parts on the other slow down too, so the step
+  gains less than the pools' second core idled.
 
 On a device whose array namespace compiles functions into one kernel (`xp.fuse`: CuPy's), a group of
 elementwise lines (kernels registered `elementwise`) that read one another's values becomes one line,
