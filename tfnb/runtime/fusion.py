@@ -81,6 +81,23 @@ def _nodes(step: Step) -> tuple:
     return step.fused or (step.node,)
 
 
+def _producers(steps: list[Step]) -> dict[str, int]:
+    """Per value, the position of the line computing it."""
+    return {value: i for i, step in enumerate(steps) for value in step.outputs}
+
+
+def _lines_of(steps: list[Step]) -> dict:
+    """Per op, the position of the line computing it."""
+    return {node.op: i for i, step in enumerate(steps) for node in _nodes(step) if node.op}
+
+
+def _waits(steps: list[Step], step: Step, producers: dict, lines_of: dict) -> list[int]:
+    """The positions of the lines computing what `step` waits for: its inputs (-1 for a feed or constant) and its
+    nodes' control inputs (past the end for one no line computes)."""
+    return ([producers.get(arg, -1) for arg in step.args]
+            + [lines_of.get(control, len(steps)) for node in _nodes(step) for control in node.op.control_inputs])
+
+
 def _rebuilt(steps: list[Step], fused: dict[int, Step], drop: set[int]) -> list[Step]:
     """steps with the fused lines in place and the lines they absorbed left out."""
     return [fused.get(i, step) for i, step in enumerate(steps) if i in fused or i not in drop]
@@ -209,8 +226,7 @@ def _chain_replay(links: list[Step], sources: list[list[int]], first_input: int)
 
 
 def _fuse_updates(steps: list[Step], fetched: set[str]) -> list[Step]:
-    readers, producers = _readers(steps), {value: i for i, step in enumerate(steps) for value in step.outputs}
-    lines_of = {node.op: i for i, step in enumerate(steps) for node in _nodes(step) if node.op}
+    readers, producers, lines_of = _readers(steps), _producers(steps), _lines_of(steps)
     drop: set[int] = set()
     fused: dict[int, Step] = {}
     for index, step in enumerate(steps):
@@ -251,9 +267,7 @@ def _update_of(steps: list[Step], index: int, update, readers, producers, lines_
             or tuple(node.type for node in later.fused) != update.ops or later.args.count(variable) != 1
             or later.args[update.shared[1]] != step.args[update.shared[0]]):
         return None
-    waits = [producers.get(arg, -1) for arg in later.args if arg != variable]
-    waits += [lines_of.get(control, len(steps)) for node in later.fused for control in node.op.control_inputs]
-    if any(wait >= index for wait in waits):
+    if any(wait >= index for wait in _waits(steps, later, producers, lines_of)):
         return None
     variant = getattr(step.unfused or step.kernel, update.variant, None)
     function = variant(tuple(node.type for node in _nodes(step)), later.fused[0].op.attrs) \
@@ -478,8 +492,7 @@ def _peer_kernel(merged, members: list[Step], shared: int, counts: list[int], su
 # -- beside -----------------------------------------------------------------------------------------
 
 def _fuse_beside(steps: list[Step]) -> list[Step]:
-    producers = {value: i for i, step in enumerate(steps) for value in step.outputs}
-    lines_of = {node.op: i for i, step in enumerate(steps) for node in _nodes(step) if node.op}
+    producers, lines_of = _producers(steps), _lines_of(steps)
     readers, waiting = _readers(steps), collections.defaultdict(list)  # per line, the lines with a control input on it
     for index, step in enumerate(steps):
         for control in {c for node in _nodes(step) if node.op for c in node.op.control_inputs}:
@@ -534,9 +547,7 @@ def _beside_after(steps: list[Step], index: int, producers, lines_of, moved: set
             return None
         if position in moved or not _streams(step, steps[index]):
             continue
-        waits = [producers.get(arg, -1) for arg in step.args]
-        waits += [lines_of.get(control, len(steps)) for node in _nodes(step) for control in node.op.control_inputs]
-        if all(wait < index for wait in waits):
+        if all(wait < index for wait in _waits(steps, step, producers, lines_of)):
             return position
     return None
 

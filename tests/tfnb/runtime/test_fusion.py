@@ -794,9 +794,9 @@ def test_a_timed_run_types_a_line_of_peers_by_the_ops_each_computes_and_their_co
     assert {"MaxPool+3x(Conv2D+BiasAdd+Relu)", "3x(Conv2DBackpropInput+Conv2DBackpropFilter)+AddN"} <= types
 
 
-def beside_lines(sess: tf.Session) -> list[str]:
-    """The fused lines that run a pool beside a convolution."""
-    return [line for line in fused_lines(sess) if re.search(r"= (MaxPool|AvgPool)\w* \+ .*= Conv2D", line)]
+def beside_lines(lines: list[str]) -> list[str]:
+    """Those of the fused lines that run a pool beside a convolution."""
+    return [line for line in lines if re.search(r"= (MaxPool|AvgPool)\w* \+ .*= Conv2D", line)]
 
 
 @pytest.fixture
@@ -815,21 +815,14 @@ def test_a_pool_runs_beside_the_convolutions_that_do_not_wait_for_it_and_trains_
     module = inception_module(x)
     loss = tf.reduce_mean(tf.square(inception_module(module, (3, 2), seed=21)))
     train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
-    data = np.random.default_rng(24).standard_normal((2, 7, 7, 5)).astype(np.float32)
-    results = []
-    for config in (None, UNFUSED):
-        with tf.Session(config=config) as sess:
-            sess.run(tf.global_variables_initializer())
-            for _ in range(3):
-                sess.run(train, {x: data})
-            if config is None:
-                lines = beside_lines(sess)
-            results.append(sess.run([loss] + tf.trainable_variables(), {x: data}))
+    feeds = {x: np.random.default_rng(24).standard_normal((2, 7, 7, 5)).astype(np.float32)}
+    fused, lines = trained([loss], train, feeds, tf.trainable_variables())
+    unfused, _ = trained([loss], train, feeds, tf.trainable_variables(), UNFUSED)
     # Each module's pool beside its 1x1 convolutions (the first module's pool moved down past the variables' reads).
+    lines = beside_lines(lines)
     assert len(lines) == 2 and all(line.split(" = ")[1].startswith("MaxPool + ") for line in lines)
     assert pools_beside and threading.get_ident() not in pools_beside
-    for fused, unfused in zip(*results):
-        np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5)
+    assert_same_steps(fused, unfused)
 
 
 def pooled_module(x):
@@ -850,22 +843,15 @@ def test_a_pool_gradient_runs_beside_the_convolution_gradients_that_do_not_wait_
     x = tf.placeholder(tf.float32, [2, 7, 7, 3])
     loss = tf.reduce_mean(tf.square(pooled_module(x)))
     train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
-    data = np.random.default_rng(27).standard_normal((2, 7, 7, 3)).astype(np.float32)
-    results = []
-    for config in (None, UNFUSED):
-        with tf.Session(config=config) as sess:
-            sess.run(tf.global_variables_initializer())
-            for _ in range(3):
-                sess.run(train, {x: data})
-            if config is None:
-                lines = beside_lines(sess)
-            results.append(sess.run([loss] + tf.trainable_variables(), {x: data}))
+    feeds = {x: np.random.default_rng(27).standard_normal((2, 7, 7, 3)).astype(np.float32)}
+    fused, lines = trained([loss], train, feeds, tf.trainable_variables())
+    unfused, _ = trained([loss], train, feeds, tf.trainable_variables(), UNFUSED)
+    lines = beside_lines(lines)
     # Forward, the pool beside the 1x1 convolution of the same input; backward, the pool's gradient (which waits
     # for the projection's input gradient) beside that convolution's gradients.
     assert [line.split(" + ")[0].split(" = ")[1] for line in lines] == ["MaxPool", "MaxPoolGrad"]
     assert "reduce_grad/Conv2DBackpropInput = Conv2DBackpropInput" in lines[1]
-    for fused, unfused in zip(*results):
-        np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5)
+    assert_same_steps(fused, unfused)
 
 
 def test_a_pool_does_not_run_beside_a_convolution_reading_it_or_waiting_for_it():
@@ -888,7 +874,7 @@ def test_a_pool_does_not_run_beside_a_convolution_reading_it_or_waiting_for_it()
         fused, unfused, _ = fused_and_unfused(fetches, {x: data})
         with tf.Session() as sess:
             sess.run(fetches, {x: data})
-            lines[name] = beside_lines(sess)
+            lines[name] = beside_lines(fused_lines(sess))
         for a, b in zip(fused, unfused):
             np.testing.assert_array_equal(a, b)
     assert lines["read"] == [] and lines["waited"] == []
@@ -904,7 +890,7 @@ def test_a_failing_pool_beside_a_convolution_names_the_pool():
         np.testing.assert_array_equal(sess.run(pooled, {x: np.ones((1, 3, 3, 2), np.float32)}), np.ones((1, 1, 1, 2)))
         fetches = [pooled, conv]
         sess.run(fetches, {x: np.ones((1, 3, 3, 2), np.float32)})
-        assert len(beside_lines(sess)) == 1
+        assert len(beside_lines(fused_lines(sess))) == 1
         with pytest.raises(tf.errors.InvalidArgumentError) as info:
             sess.run(fetches, {x: np.ones((1, 1, 1, 2), np.float32)})  # a window larger than the input
     assert info.value.op.name == "pool"
