@@ -213,6 +213,8 @@ def test_a_relu_gradient_of_other_features_is_not_fused_into_the_pool_gradient()
     ((3, 10, 10, 4), [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),  # tiling
     ((3, 9, 9, 4), [1, 2, 2, 1], [1, 2, 2, 1], "SAME"),   # tiling but padded
     ((3, 11, 11, 4), [1, 3, 3, 1], [1, 2, 2, 1], "VALID"),  # AlexNet's overlapping pool
+    ((3, 8, 10, 4), [1, 3, 3, 1], [1, 2, 2, 1], "SAME"),  # GoogLeNet's stride-2 pools: padded after, read in place
+    ((3, 9, 9, 4), [1, 4, 4, 1], [1, 3, 3, 1], "SAME"),   # three phases of columns, the last tap one output short
     ((3, 8, 7, 4), [1, 1, 3, 1], [1, 1, 2, 1], "SAME"),   # one row tap
     ((3, 8, 7, 4), [1, 3, 1, 1], [1, 2, 1, 1], "SAME"),   # one column tap
 ])
@@ -270,6 +272,32 @@ def test_a_pool_workspace_split_in_parts_across_threads_gives_the_unfused_gradie
              "data_format": "NHWC"}
     pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
     assert hasattr(pool, "with_workspace") == (ksize != strides)
+
+
+@pytest.mark.parametrize("shape,size,stride", [((3, 8, 10, 4), 3, 2), ((2, 9, 9, 3), 4, 3), ((2, 7, 9, 3), 2, 2)])
+def test_a_pool_padded_only_after_its_input_reads_it_in_place(monkeypatch, shape, size, stride):
+    """SAME windows whose padding all comes after the input read the input itself, the taps past its end covering
+    fewer outputs (overlapping ones from phase planes of its columns): values and where each window's first
+    maximum is, ties included, as on a canvas padded with the lowest value."""
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    data = np.maximum(np.round(np.random.default_rng(15).standard_normal(shape) * 2), 0).astype(np.float32)
+    attrs = {"ksize": [1, size, size, 1], "strides": [1, stride, stride, 1], "padding": "SAME", "data_format": "NHWC"}
+    pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
+    canvases, original = [], pooling.on_canvas
+
+    def on_canvas(*args):
+        canvases.append(args[1].shape)
+        return original(*args)
+
+    monkeypatch.setattr(pooling, "on_canvas", on_canvas)
+    with intra_op.RunThreads(2, 1):
+        in_place = [pool(data).copy()] + ([a.copy() for a in pool.with_workspace(data)] if size != stride else [])
+        assert canvases == []
+        monkeypatch.setattr(pooling, "_padded_before", pooling._padded)
+        on_a_canvas = [pool(data)] + (list(pool.with_workspace(data)) if size != stride else [])
+    assert canvases
+    for a, b in zip(in_place, on_a_canvas, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("values", ["ties", "signed zeros", "wide range", "infinity"])
