@@ -123,9 +123,10 @@ class _Beside:
 def side_by_side(tasks: list, work: float) -> list:
     """[task() for task in tasks], the tasks shared out among the run's threads, each task in one thread.
 
-    For kernels made of independent parts of similar cost (a convolution's input and filter gradients): each
-    runs alone on its core, where splitting each across the threads in turn would hand work back and forth
-    between them twice. A split inside a task runs in the task's thread (parallel_parts).
+    For kernels made of independent parts of similar cost (a convolution's input and filter gradients, at the
+    shapes where this measured faster: kernels/conv/choice.run_gradients): each runs alone on its core, where
+    splitting each across the threads in turn would hand work back and forth between them twice. A split inside a
+    task runs in the task's thread (parallel_parts).
     """
     return [result for part in parallel_parts(lambda part: [task() for task in tasks[part]], len(tasks), work)
             for result in part]

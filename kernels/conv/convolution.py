@@ -8,10 +8,10 @@ import numpy as np
 
 from tfnb.framework.common_shapes import Geometry
 from tfnb.kernels.conv.arguments import check_rank4, compute_dtype, fail, geometry_or_fail, size_vector
-from tfnb.kernels.conv.choice import chosen, run_convolution
+from tfnb.kernels.conv.choice import chosen, run_convolution, run_gradients
 from tfnb.kernels.conv.fft import fft_backprop
 from tfnb.kernels.conv.scratch import Scratch
-from tfnb.kernels.intra_op import side_by_side
+from tfnb.kernels.intra_op import run_width, side_by_side
 from tfnb.kernels.registry import Epilogue, Peers, Sibling, kernel
 
 
@@ -145,8 +145,9 @@ def conv2d_backprop_input(node):
     filter_gradient = conv2d_backprop_filter(node)
 
     def with_filter_gradient(input_sizes, w, dy, x, filter_sizes):
-        """(Conv2DBackpropInput, Conv2DBackpropFilter) of one dy: one spectrum of dy where both use FFT, else
-        both directions side by side, each in a thread of its own."""
+        """(Conv2DBackpropInput, Conv2DBackpropFilter) of one dy: one spectrum of dy where both use FFT, else both
+        directions side by side, each in a thread of its own, or one after the other, each split across the threads,
+        whichever measured faster for these shapes (choice.run_gradients)."""
         sizes, geo = _input_gradient_geometry(attrs, input_sizes, w, dy)
         _, filter_geo = _filter_gradient_geometry(attrs, x, filter_sizes, dy)
         if (filter_geo == geo and x.shape == sizes and x.dtype == dy.dtype == w.dtype == out_dtype
@@ -154,10 +155,14 @@ def conv2d_backprop_input(node):
                 and chosen("backprop_input", dy, w, geo, xp) == "fft"
                 and chosen("backprop_filter", x, dy, geo, xp) == "fft"):
             return fft_backprop(scratch, x, xp.ascontiguousarray(w), dy, geo)
-        # As many multiply-adds each: the two directions side by side, one thread each (intra_op.side_by_side).
+        # As many multiply-adds each: side by side, one thread each (intra_op.side_by_side), or one after the other.
         multiply_adds = dy.size * w.shape[0] * w.shape[1] * w.shape[2]
-        return tuple(side_by_side([lambda: run(input_sizes, w, dy), lambda: filter_gradient(x, filter_sizes, dy)],
-                                  2 * multiply_adds))
+        directions = [lambda: run(input_sizes, w, dy), lambda: filter_gradient(x, filter_sizes, dy)]
+        ways = {"side by side": lambda: tuple(side_by_side(directions, 2 * multiply_adds)),
+                "one after the other": lambda: tuple(direction() for direction in directions)}
+        if run_width() < 2:  # one thread: one after the other either way
+            return ways["side by side"]()
+        return run_gradients(scratch, dy, w, geo, ways)
 
     def with_summed_peers(fused_ops: tuple):
         """Gradient pairs (with_filter_gradient) of convolutions of one input x, whose input gradients one AddN

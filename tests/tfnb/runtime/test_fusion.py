@@ -101,17 +101,31 @@ def _recorded(calls: list, *args):
     return _fft_backprop(*args)
 
 
-def test_a_gradient_pair_computes_its_two_directions_side_by_side(monkeypatch):
-    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
-    # im2col in both directions, unmeasured: where both chose FFT, the pair shares one spectrum of dy instead
-    monkeypatch.setattr(choice, "_measure",
-                        lambda scratch, candidates, args: ("gemm", candidates["gemm"](scratch, *args)))
-    conv.clear_algorithm_cache()
+def _gemm_and(way: str):
+    """An unmeasured choice (choice._measure): im2col for each direction (where both chose FFT, a gradient pair
+    shares one spectrum of dy instead), and `way` for a gradient pair."""
+
+    def pick(scratch, candidates: dict, args):
+        name = "gemm" if "gemm" in candidates else way
+        return name, candidates[name](scratch, *args)
+
+    return pick
+
+
+def _convolution_gradients():
+    """The input and filter gradients of a 3x3 convolution's squares: (tensors, filter variable)."""
     rng = np.random.default_rng(4)
     x = tf.constant(rng.standard_normal((2, 10, 10, 6)).astype(np.float32))
     w = tf.Variable(rng.standard_normal((3, 3, 6, 8)).astype(np.float32))
     loss = tf.reduce_sum(tf.square(tf.nn.conv2d(x * 1.0, w, [1, 1, 1, 1], "SAME")))
-    gradients = tf.gradients(loss, [x, w])
+    return tf.gradients(loss, [x, w])
+
+
+def test_a_gradient_pair_computes_its_two_directions_side_by_side(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(choice, "_measure", _gemm_and("side by side"))
+    conv.clear_algorithm_cache()
+    gradients = _convolution_gradients()
     threads = []
     side_by_side = convolution.side_by_side
 
@@ -130,6 +144,46 @@ def test_a_gradient_pair_computes_its_two_directions_side_by_side(monkeypatch):
     assert len(threads) == 2 and threads[0] != threads[1]
     for fused, unfused in zip(*results):
         np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("way", ["side by side", "one after the other"])
+def test_a_gradient_pair_runs_the_way_measured_faster_once_per_key(monkeypatch, way):
+    """Side by side (a direction per thread) or one after the other (each split across the threads): measured on
+    first sight of the shapes, as the algorithms are, then kept; not measured with one thread."""
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    measured, pick = [], _gemm_and(way)
+
+    def recorded(scratch, candidates: dict, args):
+        if "gemm" not in candidates:
+            measured.append(sorted(candidates))
+        return pick(scratch, candidates, args)
+
+    monkeypatch.setattr(choice, "_measure", recorded)
+    side_by_side_calls = []
+    side_by_side = convolution.side_by_side
+    monkeypatch.setattr(convolution, "side_by_side",
+                        lambda tasks, work: side_by_side_calls.append(len(tasks)) or side_by_side(tasks, work))
+    conv.clear_algorithm_cache()
+    gradients = _convolution_gradients()
+    results = []
+    for config in (tf.ConfigProto(intra_op_parallelism_threads=2), UNFUSED):
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            results.append([sess.run(gradients), sess.run(gradients)])
+    assert measured == [["one after the other", "side by side"]]
+    assert [name for key, name in conv.chosen_algorithms().items() if key[0] == "gradients"] == [way]
+    assert side_by_side_calls == ([2, 2] if way == "side by side" else [])
+    side_by_side_calls.clear()
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+        sess.run(tf.global_variables_initializer())
+        results.append([sess.run(gradients)])
+    conv.clear_algorithm_cache()
+    assert len(measured) == 1 and side_by_side_calls == [2]
+    for run_results in results[1:]:
+        for fused, unfused in zip(results[0][-1], run_results[-1]):
+            np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-4)
+    for first, second in zip(*results[0]):
+        np.testing.assert_array_equal(first, second)
 
 
 def test_values_read_elsewhere_or_fetched_are_not_fused_away():
