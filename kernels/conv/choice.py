@@ -1,6 +1,7 @@
 """Algorithm choice: every algorithm that claims a key is timed on first sight; the fastest is kept.
 
-A key is (direction, shapes, geometry, dtype, array module); the choice is process-wide.
+A key is (direction, shapes, geometry, dtype, array module); the choice is process-wide. How a convolution's two
+gradients share the threads is chosen the same way (run_gradients).
 """
 
 from __future__ import annotations
