@@ -83,7 +83,7 @@ def _phase_col_taps(scratch: Scratch, x, w: Axis) -> list:
 
 def _covered(view, full):
     """The leading block of `full` that a tap's view covers: all of it, or the outputs before the last few, whose
-    tap lies in trailing padding (x read in place: _padded_before)."""
+    tap lies in trailing padding (x read in place: _in_place_or_padded)."""
     return full if view.shape == full.shape else full[tuple(slice(0, n) for n in view.shape)]
 
 
@@ -102,7 +102,7 @@ def _fold_into(xp, fn, views, out):
 
 
 def _separable_reduce(scratch: Scratch, fn, x, geo: Geometry, out):
-    """fn folded over every window of x (a canvas, or read in place: _padded_before), rows first, into out."""
+    """fn folded over every window of x (a canvas, or read in place: _in_place_or_padded), rows first, into out."""
     rows = scratch("pool.rows", (x.shape[0], geo.h.out, x.shape[2], x.shape[3]), out.dtype)
     return _fold_into(scratch.xp, fn, _col_taps(_fold_into(scratch.xp, fn, _row_taps(x, geo.h), rows), geo.w), out)
 
@@ -151,7 +151,7 @@ def _first_maxima(scratch: Scratch, canvas, geo: Geometry, out):
     Columns go first, over every canvas row that a window reads, so that within the first row holding
     the maximum the first column wins.
     """
-    rows = min(canvas.shape[1], geo.h.canvas)  # fewer where x is read in place (_padded_before)
+    rows = min(canvas.shape[1], geo.h.canvas)  # fewer where x is read in place (_in_place_or_padded)
     columns = scratch("pool.columns", (canvas.shape[0], rows, geo.w.out, canvas.shape[3]), out.dtype)
     column_index = _first_max(scratch, _phase_col_taps(scratch, canvas[:, :rows], geo.w), columns, "pool.column_index")
     return column_index, _first_max(scratch, _row_taps(columns, geo.h), out, "pool.row_index")
@@ -191,7 +191,7 @@ def _max_pool_with_first_maxima(scratch: Scratch, x, geo: Geometry, fill, out, b
     For inputs above `fill` or windows inside them (padding never wins), as the gradient's masks choose it.
     """
     xp = scratch.xp
-    column_index, row_index = _first_maxima(scratch, _padded_before(scratch, x, geo, fill), geo, out)
+    column_index, row_index = _first_maxima(scratch, _in_place_or_padded(scratch, x, geo, fill), geo, out)
     if row_index is None:
         xp.copyto(first, base)
     else:
@@ -320,7 +320,7 @@ def _padded(scratch: Scratch, x, geo: Geometry, fill):
     return on_canvas(scratch, x, geo, geo.h.canvas, geo.w.canvas, fill)
 
 
-def _padded_before(scratch: Scratch, x, geo: Geometry, fill):
+def _in_place_or_padded(scratch: Scratch, x, geo: Geometry, fill):
     """x itself where padding comes only after it (SAME at stride 2 over an even size), else _padded.
 
     Read in place, a tap's view stops short of the padding: it covers the leading outputs only (_covered), as
@@ -367,7 +367,7 @@ def max_pool(node):
             return xp.zeros(_pooled_shape(x.shape, geo), dtype=x.dtype)
         out = scratch.output(_pooled_shape(x.shape, geo), x.dtype)
         _in_cache_sized_parts(lambda part: _separable_reduce(scratch, xp.maximum,
-                                                             _padded_before(scratch, x[part], geo, fill),
+                                                             _in_place_or_padded(scratch, x[part], geo, fill),
                                                              geo, out[part]), x)
         return out
 

@@ -262,6 +262,11 @@ def test_a_relu_gradient_of_other_features_is_not_fused_into_the_pool_gradient()
         np.testing.assert_array_equal(fused, sess.run(masked, {x: data, other: features}))
 
 
+def max_pool_kernel(attrs: dict):
+    """The CPU MaxPool kernel for these attrs (float32), as a plan builds it."""
+    return find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
+
+
 @pytest.mark.parametrize("shape,ksize,strides,padding", [
     ((3, 9, 9, 4), [1, 3, 3, 1], [1, 1, 1, 1], "SAME"),   # overlapping, padded (an inception module's pool)
     ((3, 10, 10, 4), [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),  # tiling
@@ -324,7 +329,7 @@ def test_a_pool_workspace_split_in_parts_across_threads_gives_the_unfused_gradie
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6, atol=1e-5)
     attrs = {"ksize": [1, ksize, ksize, 1], "strides": [1, strides, strides, 1], "padding": "VALID",
              "data_format": "NHWC"}
-    pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
+    pool = max_pool_kernel(attrs)
     assert hasattr(pool, "with_workspace") == (ksize != strides)
 
 
@@ -336,7 +341,7 @@ def test_a_pool_padded_only_after_its_input_reads_it_in_place(monkeypatch, shape
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
     data = np.maximum(np.round(np.random.default_rng(15).standard_normal(shape) * 2), 0).astype(np.float32)
     attrs = {"ksize": [1, size, size, 1], "strides": [1, stride, stride, 1], "padding": "SAME", "data_format": "NHWC"}
-    pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
+    pool = max_pool_kernel(attrs)
     canvases, original = [], pooling.on_canvas
 
     def on_canvas(*args):
@@ -347,7 +352,7 @@ def test_a_pool_padded_only_after_its_input_reads_it_in_place(monkeypatch, shape
     with intra_op.RunThreads(2, 1):
         in_place = [pool(data).copy()] + ([a.copy() for a in pool.with_workspace(data)] if size != stride else [])
         assert canvases == []
-        monkeypatch.setattr(pooling, "_padded_before", pooling._padded)
+        monkeypatch.setattr(pooling, "_in_place_or_padded", pooling._padded)
         on_a_canvas = [pool(data)] + (list(pool.with_workspace(data)) if size != stride else [])
     assert canvases
     for a, b in zip(in_place, on_a_canvas, strict=True):
@@ -372,7 +377,7 @@ def test_packed_pool_maxima_find_the_first_maximum_as_the_search_does(monkeypatc
     elif values == "infinity":
         data[1, 4, 4, 2] = np.inf
     attrs = {"ksize": [1, 3, 3, 1], "strides": [1, 1, 1, 1], "padding": padding, "data_format": "NHWC"}
-    pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
+    pool = max_pool_kernel(attrs)
     geo = pool_geometry_or_fail(attrs, data.shape)
     assert pooling._packs(data, geo)
     packed = [array.copy() for array in pool.with_workspace(data)]
@@ -420,7 +425,7 @@ def test_a_tiling_pool_gradient_goes_to_the_first_tap_equal_to_the_output_as_the
     elif values == "dy non-finite":
         dy[0, 1, 1, 0], dy[2, 0, 0, 4] = np.inf, np.nan
     attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID", "data_format": "NHWC"}
-    pool = find_kernel("MaxPool", "CPU").factory(KernelNode("MaxPool", "p", attrs, (np.float32,), (np.float32,)))
+    pool = max_pool_kernel(attrs)
     grad = find_kernel("MaxPoolGrad", "CPU").factory(KernelNode("MaxPoolGrad", "g", attrs, (np.float32,) * 3,
                                                                 (np.float32,)))
     run = grad.with_relu_grad if relu else grad
