@@ -125,7 +125,9 @@ def mutated_documents(draw):
             node = draw(st.sampled_from(nodes))
             source = draw(st.sampled_from(nodes))["name"]
             ref = draw(st.sampled_from([source, f"{source}:1", f"^{source}"]))
-            node["input"] = [ref] + node["input"][1:] if draw(st.booleans()) else node["input"] + [ref]
+            # A leaf mutation may have made the inputs a string or deleted them.
+            inputs = node["input"] if isinstance(node.get("input"), list) else []
+            node["input"] = [ref] + inputs[1:] if draw(st.booleans()) else inputs + [ref]
         elif kind == "value":
             _set(document, path, draw(JSON_VALUES))
         elif kind == "delete" and isinstance(_get(document, path[:-1]), dict):
