@@ -122,7 +122,7 @@ def _feasible_in_graph(group: list[Operation], users: dict, devices: list[LocalD
 
 def _feasible(group: list[Operation], devices: list[LocalDevice], soft: bool,
               default: _device.DeviceSpec | None) -> list[LocalDevice]:
-    with_kernels = [d for d in devices if all(has_kernel(op.type, d.device_type) for op in group)]
+    with_kernels = [d for d in devices if all(_runs_on(op, d) for op in group)]
     requested = [op for op in group if op.device]
     # As TF: an op using a resource goes where the resource is, whatever device it asked for itself.
     owners = [op for op in requested if any(t.dtype.name == "resource" for t in op.outputs)]
@@ -135,13 +135,31 @@ def _feasible(group: list[Operation], devices: list[LocalDevice], soft: bool,
     if with_kernels and (soft or not requested):  # the default task is a preference, never a constraint
         return with_kernels
     op = requested[0] if requested else group[0]
+    refusing = next((o for o in requested if _takes_strings(o) and any(
+        _device.DeviceSpec.from_string(o.device).matches(d.spec) and has_kernel(o.type, d.device_type)
+        for d in devices)), None)
     if not with_kernels:
         reason = f"no kernel for op type {op.type} is registered for the available devices"
+    elif refusing is not None:
+        op = refusing
+        reason = (f"it was explicitly assigned to {op.device}, whose kernels take no string tensors (as in TF, "
+                  f"strings stay on the host; allow_soft_placement places the op there)")
     else:
         reason = f"it was explicitly assigned to {op.device}, and no such device exists"
     names = ", ".join(d.name for d in devices)
     raise InvalidArgumentError(None, op, f"Cannot assign a device for operation '{op.name}': {reason}. "
                                f"Available devices: [{names}]", device=op.device or "(unplaced)")
+
+
+def _runs_on(op: Operation, device: LocalDevice) -> bool:
+    """Whether `device` has a kernel for `op`: one for its type, and, on a device whose arrays hold numbers only
+    (a GPU: CuPy has no string arrays), none of its inputs or outputs a string, as TF registers no GPU kernel
+    taking strings."""
+    return has_kernel(op.type, device.device_type) and (device.xp is np or not _takes_strings(op))
+
+
+def _takes_strings(op: Operation) -> bool:
+    return any(t.dtype.name == "string" for t in (*op.inputs, *op.outputs))
 
 
 def _with_task(spec: _device.DeviceSpec, default: _device.DeviceSpec | None) -> _device.DeviceSpec:

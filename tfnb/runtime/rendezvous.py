@@ -77,13 +77,18 @@ def transfer(source: LocalDevice, destination: LocalDevice) -> Callable:
     """The function a Recv applies to make a value sent from `source` an array of `destination`.
 
     Only numeric arrays move; anything else (a resource's handle, a string array, a dead value) is passed as it is.
+    Between two devices of different array namespaces (a GPU and a STRICT test device), a value goes through the host.
     """
     if source.xp is destination.xp:
         return _same
     if destination.xp is np:
         return to_host
     to_device = destination.xp.asarray
-    return lambda value: to_device(value) if isinstance(value, np.ndarray) and value.dtype.kind in "biufc" else value
+
+    def move(value):
+        value = to_host(value)
+        return to_device(value) if isinstance(value, np.ndarray) and value.dtype.kind in "biufc" else value
+    return move
 
 
 @dataclass(frozen=True)

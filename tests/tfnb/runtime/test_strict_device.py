@@ -3,6 +3,7 @@
 
 import ast
 import pathlib
+import types
 
 import numpy as np
 import pytest
@@ -19,7 +20,8 @@ from registry_cases import (
 import tfnb as tf
 from tfnb.kernels import find_kernel, has_kernel
 from tfnb.runtime.binding import KernelCache
-from tfnb.runtime.devices import local_devices
+from tfnb.runtime.devices import LocalDevice, local_devices
+from tfnb.runtime.rendezvous import transfer
 from tfnb.runtime.resources import ResourceManager
 from tfnb.runtime.strict_numpy import STRICT_XP, StrictArray
 
@@ -95,13 +97,18 @@ def test_forward_on_a_device_like_a_gpu(op_type, index, example):
     if not has_kernel(op_type, "STRICT"):
         pytest.skip(f"{op_type} has no kernel for devices other than the CPU (as in TF)")
     for dtype, values in example_values(op_type, index, example):
-        if dtype is tf.string:
-            continue  # as in TF, string tensors stay on the host
         graph, inputs, outputs = example_graph(example, dtype, values, True, STRICT)
-        with graph.as_default(), tf.Session(graph=graph, config=CONFIG) as sess:
+        # As in TF, an op taking or giving strings has no kernel there: soft placement puts it on the host (and
+        # the ops sharing a resource with it, such as a queue of strings).
+        strings = {op for op in graph.get_operations() if any(t.dtype is tf.string for t in (*op.inputs, *op.outputs))}
+        config = tf.ConfigProto(device_count={"STRICT": 1}, graph_options=CONFIG.graph_options,
+                                allow_soft_placement=bool(strings))
+        with graph.as_default(), tf.Session(graph=graph, config=config) as sess:
             actual = sess.run(outputs, dict(zip(inputs, values)))
             placed = {op.assigned_device for op in sess.last_plan().ops if op.type == op_type}
-        assert placed == {"/job:localhost/replica:0/task:0/device:STRICT:0"}, f"{op_type} was not placed there"
+        if not strings or any(op.type == op_type for op in strings):
+            where = "STRICT" if not strings else "CPU"
+            assert placed == {f"/job:localhost/replica:0/task:0/device:{where}:0"}, f"{op_type} not placed on {where}"
         expected = call_example(example.reference, values, dtype)
         label = f"{op_type} example {index} in {dtype.name} on {STRICT}"
         if isinstance(outputs, (list, tuple)):
@@ -159,3 +166,26 @@ def test_every_function_kernels_call_through_xp_is_in_cupy():
         used |= _xp_attributes(ast.parse(path.read_text()))
     missing = sorted(name for name in used if not name.startswith("__") and not _in_cupy(name))
     assert not missing, f"kernels call these through xp, and CuPy has no such function: {missing}"
+
+
+def test_a_string_op_asked_onto_a_device_like_a_gpu_fails_clearly_or_goes_to_the_host_with_soft_placement():
+    x = tf.placeholder(tf.string, [2])
+    with tf.device(STRICT):
+        joined = x + x
+    feeds = {x: np.array([b"a", b"bc"], dtype=object)}
+    with tf.Session(config=tf.ConfigProto(device_count={"STRICT": 1})) as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"'add'.*take no string tensors"):
+            sess.run(joined, feeds)
+    config = tf.ConfigProto(device_count={"STRICT": 1}, allow_soft_placement=True)
+    with tf.Session(config=config) as sess:
+        assert sess.run(joined, feeds).tolist() == [b"aa", b"bcbc"]
+        assert sess.last_plan().ops[-1].type == "Add" and sess.last_plan().ops[-1].assigned_device.endswith("CPU:0")
+
+
+def test_a_value_moves_between_two_devices_of_different_array_namespaces_through_the_host():
+    strict = local_devices({"STRICT": 1})[-1]
+    # A namespace standing for CuPy's: its arrays are tagged NumPy arrays.
+    gpu = LocalDevice("/job:localhost/replica:0/task:0/device:GPU:0", "GPU", 0,
+                      types.SimpleNamespace(asarray=lambda value: ("on the GPU", np.asarray(value))))
+    where, value = transfer(strict, gpu)(STRICT_XP.asarray(np.arange(3.0)))
+    assert where == "on the GPU" and type(value) is np.ndarray and value.tolist() == [0.0, 1.0, 2.0]
