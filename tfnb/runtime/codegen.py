@@ -70,8 +70,9 @@ class TimedLine:
 class Compiled:
     """A generated function `run(feeds, step) -> fetched values`, its source, and which line runs which node.
 
-    `timed()` is the same function with every kernel line timed (compiled on first use): it appends
-    (TimedLine, start, end, thread) to `step.trace` after each, two clock reads per line.
+    `timed(finish)` compiles the same function with every kernel line timed: it appends
+    (TimedLine, start, end, thread) to `step.trace` after each, two clock reads per line. On a device that queues
+    work (a GPU), `finish[device]()` runs before a line's end is read, so a line's time is the device's.
     """
 
     source: str
@@ -80,12 +81,9 @@ class Compiled:
     lines: list = field(default_factory=list, repr=False)
     bound: dict = field(default_factory=dict, repr=False)
     label: str = ""
-    _timed: Compiled | None = field(default=None, repr=False)
 
-    def timed(self) -> Compiled:
-        if self._timed is None:
-            self._timed = _timed_function(self.lines, self.bound, self.label)
-        return self._timed
+    def timed(self, finish: dict[str, Callable[[], None]]) -> Compiled:
+        return _timed_function(self.lines, self.bound, self.label, finish)
 
 
 def build_steps(plan: Plan, names: Names, bind: Callable) -> tuple[list[Step], dict]:
@@ -194,10 +192,13 @@ def assemble(lines: list[Line], bound: dict[str, object], label: str) -> Compile
     return Compiled(source, run, line_nodes, lines, bound, label)
 
 
-def _timed_function(lines: list[Line], bound: dict, label: str) -> Compiled:
-    """The function of `lines` with each kernel line between two clock reads, recorded into `step.trace`."""
+def _timed_function(lines: list[Line], bound: dict, label: str, finish: dict[str, Callable[[], None]]) -> Compiled:
+    """The function of `lines` with each kernel line between two clock reads, recorded into `step.trace` (a line on
+    a device of `finish` waits for the device before its end is read)."""
     timed_lines = [Line("_thread = _get_ident()")]
     bound = dict(bound, _clock=time.perf_counter, _get_ident=threading.get_ident)
+    waits = {device: f"_finish_{k}" for k, device in enumerate(finish)}
+    bound.update({waits[device]: wait for device, wait in finish.items()})
     for line in lines:
         code = line.code.lstrip()
         if line.node is None or code.endswith(":") or code.startswith(("del ", "return ")):
@@ -206,8 +207,10 @@ def _timed_function(lines: list[Line], bound: dict, label: str) -> Compiled:
         indent, name = line.code[:len(line.code) - len(code)], f"_line_{len(bound)}"
         nodes = line.fused or (line.node,)
         bound[name] = TimedLine(nodes[-1].name, fused_type(nodes), line.node.device, line.comment)
-        timed_lines += [Line(f"{indent}_start = _clock()"), line,
-                        Line(f"{indent}step.trace.append(({name}, _start, _clock(), _thread))")]
+        timed_lines += [Line(f"{indent}_start = _clock()"), line]
+        if line.node.device in waits:
+            timed_lines.append(Line(f"{indent}{waits[line.node.device]}()"))
+        timed_lines.append(Line(f"{indent}step.trace.append(({name}, _start, _clock(), _thread))"))
     return assemble(timed_lines, bound, f"timed {label}")
 
 

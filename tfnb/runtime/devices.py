@@ -30,6 +30,16 @@ class LocalDevice:
         return _device.DeviceSpec.from_string(self.name)
 
     @property
+    def queues_work(self) -> bool:
+        """Whether a kernel's call returns before its work has run (a GPU's stream), as a host kernel's does not."""
+        return hasattr(self.xp, "cuda")
+
+    def finish(self) -> None:
+        """Returns once the work this thread queued on the device has run (CuPy's current stream)."""
+        if self.queues_work:
+            self.xp.cuda.get_current_stream().synchronize()
+
+    @property
     def short_name(self) -> str:
         """'cpu1' for /job:localhost/replica:0/task:0/device:CPU:1 and 'ps0_cpu1' for /job:ps/replica:0/task:0/...,
         as generated code names values there."""

@@ -65,7 +65,7 @@ class Executable:
 
     def __init__(self, plan: Plan, functions: list[codegen.Compiled], run: Callable | None,
                  make_reference: Callable[[], ReferenceExecutor], threads, inter_op: InterOpThreads | None,
-                 make_timed: Callable[[], Callable] | None = None) -> None:
+                 make_timed: Callable[[], tuple[Callable, list[codegen.Compiled]]] | None = None) -> None:
         self.plan = plan
         self.functions = functions
         self._make_timed = make_timed
@@ -100,9 +100,8 @@ class Executable:
     def run_timed(self, feeds, step) -> list:
         """Runs the generated code, every kernel line timed into `step.trace` (codegen.Compiled.timed)."""
         if self._timed is None:
-            self._lines.update({timed.run.__code__: timed.line_nodes for timed in map(codegen.Compiled.timed,
-                                                                                     self.functions)})
-            self._timed = self._make_timed()
+            self._timed, compiled = self._make_timed()
+            self._lines.update({timed.run.__code__: timed.line_nodes for timed in compiled})
         return self._timed(feeds, step)
 
     def node_at(self, code, line: int) -> Node | None:
@@ -165,10 +164,16 @@ def executable_of(plan: Plan, names: Names, devices: dict[str, LocalDevice], ker
     plan.source = "\n".join(f.source for f in functions) if functions else \
         "# run by the reference executor (tfnb/runtime/executor.py)\n"
     run = _run_of(plan, [f.run for f in functions], concurrent) if functions else None
-    timed = (lambda: _run_of(plan, [f.timed().run for f in functions], concurrent)) if functions else None
+    finish = {name: device.finish for name, device in devices.items() if device.queues_work}
+
+    def make_timed() -> tuple[Callable, list[codegen.Compiled]]:
+        timed = [f.timed(finish) for f in functions]
+        return _run_of(plan, [t.run for t in timed], concurrent), timed
+
     compress = to_bfloat16 if options.compress_transfers else None
     return Executable(plan, functions, run, lambda: ReferenceExecutor(plan, binder.kernel, binder.move, compress),
-                      _run_threads(plan, devices, options.intra_op_threads, concurrent is not None), inter_op, timed)
+                      _run_threads(plan, devices, options.intra_op_threads, concurrent is not None), inter_op,
+                      make_timed if functions else None)
 
 
 def _has_control_flow(plan: Plan) -> bool:

@@ -219,6 +219,25 @@ def test_a_timed_run_times_each_line_of_the_executed_plan_fused_lines_as_one(lev
     assert {"act"} <= {e["name"] for e in metadata.to_chrome_trace()["traceEvents"] if e["ph"] == "X"}
 
 
+def test_a_timed_run_waits_for_a_device_that_queues_work_before_each_of_its_lines_ends(monkeypatch):
+    # A GPU's kernel returns once its work is queued: its line's time must wait for the work (LocalDevice.finish).
+    from tfnb.runtime.devices import LocalDevice
+    finished = []
+    monkeypatch.setattr(LocalDevice, "queues_work", property(lambda device: device.device_type == "STRICT"))
+    monkeypatch.setattr(LocalDevice, "finish", lambda device: finished.append(device.name))
+    x = tf.placeholder(tf.float32, [4, 4], name="x")
+    with tf.device("/device:STRICT:0"):
+        y = tf.reduce_sum(tf.matmul(x, x) * 2.0, name="y")
+    with tf.device(CPU.format(0)):
+        z = tf.add(y, 1.0, name="z")
+    with tf.Session(config=tf.ConfigProto(device_count={"STRICT": 1})) as sess:
+        value, metadata = timed_run(sess, z, {x: np.ones((4, 4), np.float32)})
+    assert value == 129.0
+    on_strict = [s for s in metadata.node_stats() if s.device.endswith("STRICT:0")]
+    assert on_strict and finished == [on_strict[0].device] * len(on_strict)
+    assert any(s.node_name == "z" and s.device == CPU.format(0) for s in metadata.node_stats())
+
+
 def test_a_timed_loop_records_a_line_per_iteration():
     i = tf.constant(0, name="i")
     total = tf.while_loop(lambda i: i < 5, lambda i: tf.add(i, 1, name="step"), [i])
