@@ -166,12 +166,17 @@ def tfnb_gpu_contender(model_name: str, batch: str, image_size: str = ""):
 
 
 def torch_gpu_contender(model_name: str, batch: str, image_size: str = ""):
-    """One PyTorch eager training step on the first CUDA device, or None without PyTorch or a CUDA device."""
+    """One PyTorch eager training step on the first CUDA device, or None without PyTorch or a CUDA device.
+
+    Its convolutions compute in float32, as the paper's and tfnb's do: PyTorch lets cuDNN round their inputs to
+    TF32 by default, which is not the same arithmetic."""
     if importlib.util.find_spec("torch") is None:
         return None
     import torch
     if not torch.cuda.is_available():
         return None
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     return torch_step(MODELS[model_name], int(batch), int(image_size or 0), device="cuda")
 
 
