@@ -189,3 +189,27 @@ def test_a_value_moves_between_two_devices_of_different_array_namespaces_through
                       types.SimpleNamespace(asarray=lambda value: ("on the GPU", np.asarray(value))))
     where, value = transfer(strict, gpu)(STRICT_XP.asarray(np.arange(3.0)))
     assert where == "on the GPU" and type(value) is np.ndarray and value.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_pool_on_a_device_like_a_gpu_takes_the_whole_batch_at_once_and_matches_the_cpu(monkeypatch):
+    # Parts of a batch suit a CPU core's caches; on a GPU each part costs dozens of kernel launches.
+    from tfnb.kernels.conv import pooling
+    parts, split = [], pooling._in_cache_sized_parts
+
+    def recording(fn, x):
+        return split(lambda part: parts.append((type(x) is StrictArray, part.start, part.stop)) or fn(part), x)
+
+    monkeypatch.setattr(pooling, "_in_cache_sized_parts", recording)
+    x = tf.placeholder(tf.float32, [16, 32, 32, 64])
+    results = {}
+    for device, config in (("/device:CPU:0", None), (STRICT, CONFIG)):
+        with tf.device(device):
+            pooled = tf.nn.max_pool(tf.nn.relu(x), [1, 3, 3, 1], [1, 2, 2, 1], "SAME")
+            grad = tf.gradients(tf.reduce_sum(pooled * pooled), x)[0]
+        with tf.Session(config=config) as sess:
+            results[device] = sess.run([pooled, grad], {x: np.random.default_rng(5).standard_normal(
+                (16, 32, 32, 64)).astype(np.float32)})
+    assert {(start, stop) for strict, start, stop in parts if strict} == {(0, 16)}
+    assert len({(start, stop) for strict, start, stop in parts if not strict}) > 1
+    for strict, cpu in zip(results[STRICT], results["/device:CPU:0"]):
+        np.testing.assert_array_equal(strict, cpu)
