@@ -10,10 +10,11 @@ CUDA device, tfnb's kernels in CuPy against PyTorch's on the same GPU (the bench
 tensorflow-cpu), the synthetic batch kept on the GPU as the paper's benchmarks kept it. Printed: ms per step
 (medians over the rounds) in the paper's format with the paper's 2016 rows beside it, tfnb's ratios to the
 others, how noisy the rounds were, on the CPU each process's peak resident memory per model, and first-step
-losses (equal when the frameworks compute the same step).
+losses (equal when the frameworks compute the same step). `--breakdown` prints instead where tfnb's step of
+each model spends its time, by op type, from timed steps (on a GPU each line waits for the device).
 
     python -m benchmarks.bench_convnets [--device gpu] [--batch 4] [--rounds 7] [--models AlexNet,GoogLeNet]
-                                        [--image-size 96] [--save run.json | --load run.json]
+                                        [--image-size 96] [--save run.json | --load run.json | --breakdown]
 """
 
 from __future__ import annotations
@@ -223,6 +224,45 @@ def measure_all(models: list[str], batch: int | None, rounds: int, image_size: i
             "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)], "results": results}
 
 
+def step_breakdown(model_name: str, batch: int, image_size: int | None = None, device: str = "cpu",
+                   steps: int = 3) -> list[tuple[str, float, int]]:
+    """Where tfnb's training step of a model spends its time: (op type, ms, lines) per op type of the executed
+    plan, most time first. A line's time is its fastest over `steps` timed steps (RunOptions.SOFTWARE_TRACE: on a
+    GPU each timed line waits for the device), after an untimed step that picks the convolution algorithms; a
+    fused line counts under its fused type (`Conv2D+BiasAdd+Relu`)."""
+    session, fetches, feeds = graph_session(tfnb, MODELS[model_name], batch, image_size,
+                                            device=GPU if device == "gpu" else None)
+    with session:
+        session.run(fetches, feeds)
+        fastest: dict[tuple[str, str], float] = {}
+        for _ in range(steps):
+            metadata = tfnb.RunMetadata()
+            session.run(fetches, feeds, options=tfnb.RunOptions(trace_level=tfnb.RunOptions.SOFTWARE_TRACE),
+                        run_metadata=metadata)
+            for stats in metadata.node_stats():
+                line = (stats.node_name, stats.op_type)
+                fastest[line] = min(fastest.get(line, float("inf")), stats.all_end_rel_micros)
+    by_type: dict[str, list] = collections.defaultdict(lambda: [0.0, 0])
+    for (_, op_type), micros in fastest.items():
+        by_type[op_type][0] += micros / 1e3
+        by_type[op_type][1] += 1
+    return sorted(((op_type, ms, lines) for op_type, (ms, lines) in by_type.items()), key=lambda row: -row[1])
+
+
+def breakdown_lines(model_name: str, batch: int, rows: list[tuple[str, float, int]], where: str,
+                    top: int = 12) -> list[str]:
+    """A step_breakdown as text: the op types taking the most time, each with its share of the timed lines."""
+    total = sum(ms for _, ms, _ in rows)
+    lines = [f"tfnb's {model_name} step at batch {batch} on {where}, by op type: {total:.1f} ms in "
+             f"{sum(n for _, _, n in rows)} timed lines"]
+    lines += [f"  {ms:9.2f} ms {ms / total:6.1%} {n:5d} lines  {op_type}" for op_type, ms, n in rows[:top]]
+    rest = rows[top:]
+    if rest:
+        lines.append(f"  {sum(ms for _, ms, _ in rest):9.2f} ms {sum(ms for _, ms, _ in rest) / total:6.1%} "
+                     f"{sum(n for *_, n in rest):5d} lines  {len(rest)} other op types")
+    return lines
+
+
 def _device_name(device: str) -> str:
     """What the run measured on: "CPU" or the GPU's name."""
     if device != "gpu":
@@ -316,7 +356,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--image-size", type=int, help="one image size for every model (default: the published ones)")
     parser.add_argument("--save", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--load", metavar="PATH", help="print a run saved with --save instead of measuring")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="instead of the table, where tfnb's step of each model spends its time, by op type")
     args = parser.parse_args(argv)
+    if args.breakdown and not args.load and not (args.device == "gpu" and gpu_count() == 0):
+        for name in args.models.split(","):
+            batch = args.batch or (PAPER_BATCHES[name] if args.device == "gpu" else BATCH)
+            rows = step_breakdown(name, batch, args.image_size, args.device)
+            print("\n" + "\n".join(breakdown_lines(name, batch, rows, _device_name(args.device))))
+        return
     if args.load:
         run = json.loads(pathlib.Path(args.load).read_text())
     elif args.device == "gpu" and gpu_count() == 0:

@@ -123,6 +123,23 @@ def test_without_a_gpu_the_gpu_table_says_so_and_measures_nothing(monkeypatch, c
     assert bench_convnets.tfnb_gpu_contender("AlexNet", "1") is None
 
 
+def test_a_breakdown_gives_each_op_types_time_in_the_executed_step(capsys):
+    rows = bench_convnets.step_breakdown("AlexNet", 1, image_size=67, steps=2)
+    assert any(op_type.startswith("Conv2D") for op_type, _, _ in rows)
+    assert all(ms >= 0 and lines >= 1 for _, ms, lines in rows)
+    assert [ms for _, ms, _ in rows] == sorted((ms for _, ms, _ in rows), reverse=True)
+    text = bench_convnets.breakdown_lines("AlexNet", 1, rows, "CPU", top=3)
+    assert len(text) == 5 and text[-1].endswith(f"{len(rows) - 3} other op types")
+    bench_convnets.main(["--breakdown", "--models", "AlexNet", "--batch", "1", "--image-size", "67"])
+    assert "tfnb's AlexNet step at batch 1 on CPU, by op type" in capsys.readouterr().out
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_breakdown_times_the_devices_work():
+    rows = bench_convnets.step_breakdown("AlexNet", 2, image_size=67, device="gpu", steps=1)
+    assert any(op_type.startswith("Conv2D") for op_type, _, _ in rows) and sum(ms for _, ms, _ in rows) > 0
+
+
 @pytest.mark.gpu
 def test_on_a_gpu_tfnb_and_pytorch_take_the_same_step():
     run = bench_convnets.measure_all(["AlexNet"], batch=2, rounds=2, image_size=67, device="gpu")
