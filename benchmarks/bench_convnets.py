@@ -289,6 +289,51 @@ def _on_gpu(run: dict) -> bool:
     return run.get("device", "CPU").startswith("GPU")
 
 
+def read_run(path: str) -> dict:
+    """A run saved with --save, checked to hold what the tables print: a ValueError naming what is wrong."""
+    try:
+        run = json.loads(pathlib.Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: not a run saved by --save ({error})") from None
+
+    def need(condition: bool, what: str) -> None:
+        if not condition:
+            raise ValueError(f"{path}: not a run saved by --save: {what}")
+
+    def number(value) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+
+    def count(value) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+    need(isinstance(run, dict) and isinstance(run.get("results"), dict) and run["results"], "no results")
+    need(set(run["results"]) <= set(PAPER_MODELS), f"models other than {', '.join(PAPER_MODELS)}")
+    need(count(run.get("rounds")) and count(run.get("cores")), "rounds and cores must be positive integers")
+    need(isinstance(run.get("device", "CPU"), str), "device must be text")
+    frameworks = run.get("frameworks", list(FRAMEWORKS))
+    need(isinstance(frameworks, list) and frameworks and all(isinstance(f, str) for f in frameworks),
+         "frameworks must be a list of names")
+    batches = run.get("batches") or {name: run.get("batch") for name in run["results"]}
+    sizes = run.get("image_sizes")
+    need(isinstance(batches, dict) and isinstance(sizes, dict), "batches and image_sizes must be tables")
+    spread = False
+    for name, by_framework in run["results"].items():
+        need(count(batches.get(name)) and count(sizes.get(name)), f"{name} needs a batch and an image size")
+        need(isinstance(by_framework, dict) and set(by_framework) <= set(frameworks),
+             f"{name}'s results must be per framework of the run")
+        for framework, result in by_framework.items():
+            fields = ("ms", "loss") if str(run.get("device", "CPU")).startswith("GPU") else ("ms", "loss", "peak_mib")
+            need(isinstance(result, dict) and all(number(result.get(field)) for field in fields),
+                 f"{name} in {framework} needs numbers for {', '.join(fields)}")
+            need(result["ms"] > 0, f"{name} in {framework}: ms must be positive")
+            spread |= "spread" in result
+            need(number(result.get("spread", 0.0)), f"{name} in {framework}: spread must be a number")
+    load = run.get("load_average")
+    need(not spread or (isinstance(load, list) and len(load) == 2 and all(map(number, load))),
+         "load_average must be two numbers")
+    return run
+
+
 def table_lines(run: dict) -> list[str]:
     """Table 1's layout for a run (ms per step, medians over the rounds), tfnb's ratios to TF1 and PyTorch, and
     the paper's 2016 GPU rows beside it; a framework that did not run shows '-'. Each result needs only its "ms";
@@ -366,7 +411,10 @@ def main(argv: list[str] | None = None) -> None:
             print("\n" + "\n".join(breakdown_lines(name, batch, rows, _device_name(args.device))))
         return
     if args.load:
-        run = json.loads(pathlib.Path(args.load).read_text())
+        try:
+            run = read_run(args.load)
+        except ValueError as error:
+            parser.error(str(error))
     elif args.device == "gpu" and gpu_count() == 0:
         print("\nThe paper's Table 1 on a GPU: no CUDA device visible to CuPy here (the gpu extra on a GPU machine "
               "measures it)")

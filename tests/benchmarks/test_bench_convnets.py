@@ -123,6 +123,26 @@ def test_without_a_gpu_the_gpu_table_says_so_and_measures_nothing(monkeypatch, c
     assert bench_convnets.tfnb_gpu_contender("AlexNet", "1") is None
 
 
+@pytest.mark.parametrize("corrupt,message", [
+    (lambda run: "{not json", "not a run saved by --save"),
+    (lambda run: [run], "no results"),
+    (lambda run: {**run, "results": {"ResNet": run["results"]["AlexNet"]}}, "models other than"),
+    (lambda run: {**run, "rounds": "5"}, "rounds and cores"),
+    (lambda run: {**run, "image_sizes": {"GoogLeNet": 224}}, "AlexNet needs a batch and an image size"),
+    (lambda run: {**run, "results": {"AlexNet": {"tfnb": {**result(120, 400), "ms": "fast"}}}}, "needs numbers"),
+    (lambda run: {**run, "results": {"AlexNet": {"tfnb": result(-1, 400)}}}, "ms must be positive"),
+    (lambda run: {**run, "results": {"AlexNet": {"MXNet": result(120, 400)}}}, "per framework of the run"),
+    (lambda run: {**run, "load_average": [1]}, "load_average"),
+])
+def test_a_saved_run_is_checked_before_it_is_printed(tmp_path, capsys, corrupt, message):
+    corrupted = corrupt(saved_run())
+    path = tmp_path / "run.json"
+    path.write_text(corrupted if isinstance(corrupted, str) else bench_convnets.json.dumps(corrupted))
+    with pytest.raises(SystemExit):
+        bench_convnets.main(["--load", str(path)])
+    assert message in capsys.readouterr().err
+
+
 def test_a_breakdown_gives_each_op_types_time_in_the_executed_step(capsys):
     rows = bench_convnets.step_breakdown("AlexNet", 1, image_size=67, steps=2)
     assert any(op_type.startswith("Conv2D") for op_type, _, _ in rows)
