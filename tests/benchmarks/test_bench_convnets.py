@@ -143,6 +143,15 @@ def test_a_saved_run_is_checked_before_it_is_printed(tmp_path, capsys, corrupt, 
     assert message in capsys.readouterr().err
 
 
+def test_the_recorded_gpu_run_prints_as_a_table(capsys):
+    path = bench_convnets.pathlib.Path(bench_convnets.__file__).parent / "runs" / "experiment1_gpu_h200.json"
+    bench_convnets.main(["--load", str(path)])
+    lines = capsys.readouterr().out.splitlines()
+    assert row(lines, "Library") == list(bench_convnets.PAPER_MODELS)
+    assert [name for name, _ in bench_convnets.read_run(str(path))["results"].items()] == list(
+        bench_convnets.PAPER_MODELS) and any("GPU (NVIDIA H200)" in line for line in lines)
+
+
 def test_a_breakdown_gives_each_op_types_time_in_the_executed_step(capsys):
     rows = bench_convnets.step_breakdown("AlexNet", 1, image_size=67, steps=2)
     assert any(op_type.startswith("Conv2D") for op_type, _, _ in rows)
