@@ -138,7 +138,7 @@ def fft_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
         if epilogue is not None:
             epilogue(out[images])
 
-    each_chunk(chunk, x.shape[0], _spectrum_bytes(geo, max(x.shape[3], w.shape[3]), x.itemsize))
+    each_chunk(chunk, x.shape[0], _spectrum_bytes(geo, max(x.shape[3], w.shape[3]), x.itemsize), scratch.chunk_bytes())
     return out
 
 
@@ -151,7 +151,8 @@ def fft_backprop_input(scratch: Scratch, dy, w, geo: Geometry):
         ys = _data_spectrum(scratch, "dy", dy[images], geo, "output")
         _nhwc_signal(scratch, _product(scratch, ys, ws, False), geo, "input", out[images])
 
-    each_chunk(chunk, dy.shape[0], _spectrum_bytes(geo, max(dy.shape[3], w.shape[2]), dy.itemsize))
+    each_chunk(chunk, dy.shape[0], _spectrum_bytes(geo, max(dy.shape[3], w.shape[2]), dy.itemsize),
+               scratch.chunk_bytes())
     return out
 
 
@@ -179,7 +180,7 @@ def fft_backprop_filter(scratch: Scratch, x, dy, geo: Geometry, each_dy_spectrum
     # Large chunks: the products sum over a chunk's images, and few images make them short (measured:
     # 16 MiB chunks take the CNN benchmark's filter and input gradients from 15 to 11 ms).
     total, *others = per_chunk(chunks, x.shape[0], _spectrum_bytes(geo, x.shape[3] + dy.shape[3], x.itemsize),
-                               16 << 20)
+                               scratch.chunk_bytes(16 << 20))
     for other in others:
         xp.add(total, other, out=total)
     out = scratch.output((geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3]), x.dtype)

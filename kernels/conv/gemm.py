@@ -42,7 +42,7 @@ def _im2col_products(scratch: Scratch, x, geo: Geometry, product, outputs: int, 
         return product(positions, columns)
 
     count = x.shape[0] * geo.h.out
-    return each_chunk(run, count, width * taps * x.itemsize, max(chunk_bytes, _CHUNK_BYTES),
+    return each_chunk(run, count, width * taps * x.itemsize, scratch.chunk_bytes(max(chunk_bytes, _CHUNK_BYTES)),
                       work=count * width * taps * outputs)
 
 

@@ -60,7 +60,7 @@ def rows_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
         if epilogue is not None:
             epilogue(out[images])
 
-    each_chunk(chunk, x.shape[0], _row_columns_bytes(geo, x.shape[3], x.itemsize),
+    each_chunk(chunk, x.shape[0], _row_columns_bytes(geo, x.shape[3], x.itemsize), scratch.chunk_bytes(),
                work=out.size * geo.h.taps * geo.w.taps * x.shape[3])  # multiply-adds
     return out
 
@@ -79,7 +79,7 @@ def rows_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
 
     # Summed in chunk order: the same result whichever thread took which chunk.
     total, *others = each_chunk(chunk, x.shape[0], _row_columns_bytes(geo, x.shape[3], x.itemsize),
-                                work=dy.size * geo.h.taps * geo.w.taps * x.shape[3])
+                                scratch.chunk_bytes(), work=dy.size * geo.h.taps * geo.w.taps * x.shape[3])
     for other in others:
         xp.add(total, other, out=total)
     return total.reshape(geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3])

@@ -16,6 +16,11 @@ from tfnb.kernels.intra_op import PARALLEL_WORK, parallel_parts, run_width
 
 # Outputs of at least this many bytes come from the pool (Scratch.output): below it, a new array costs less.
 POOLED_BYTES = 4 << 20
+# A chunk of a kernel's work on the host: 2 MiB keeps every stage of a chunk near the CPU caches (_even_chunks).
+HOST_CHUNK_BYTES = 2 << 20
+# On a device (a GPU) a chunk's work must outlast its kernel launches many times over: 1 GiB of columns or
+# spectrum is milliseconds of work there, and still fits beside a model's activations.
+DEVICE_CHUNK_BYTES = 1 << 30
 
 
 class Scratch:
@@ -40,6 +45,10 @@ class Scratch:
         if flat is None or flat.size < size or flat.dtype != dtype:
             flat = arrays[name] = self.xp.empty(size, dtype=dtype)
         return flat[:size].reshape(shape)
+
+    def chunk_bytes(self, host_bytes: int = HOST_CHUNK_BYTES) -> int:
+        """The bytes of a chunk of work (each_chunk): `host_bytes` on the host, DEVICE_CHUNK_BYTES on a device."""
+        return host_bytes if self.xp is np else DEVICE_CHUNK_BYTES
 
     def output(self, shape: tuple, dtype):
         """An array to return: one of the pool's that nothing else refers to, else a new one added to the pool.
@@ -158,7 +167,7 @@ def window_view(xp, canvas, geo: Geometry, taps_last: bool = False):
     return xp.lib.stride_tricks.as_strided(canvas, shape, strides)
 
 
-def _even_chunks(count: int, per_item: int, chunk_bytes: int = 2 << 20) -> list[slice]:
+def _even_chunks(count: int, per_item: int, chunk_bytes: int = HOST_CHUNK_BYTES) -> list[slice]:
     """Even slices of range(count) (images, or rows of them) of `per_item` bytes each, as many as a multiple
     of the threads that share them.
 
@@ -201,7 +210,7 @@ def slices_in_turns(fn: Callable[[slice], object], n: int, work: float, per_thre
     return in_turns(lambda index: fn(parts[index]), count, work)
 
 
-def each_chunk(fn: Callable[[slice], object], count: int, per_item: int, chunk_bytes: int = 2 << 20,
+def each_chunk(fn: Callable[[slice], object], count: int, per_item: int, chunk_bytes: int = HOST_CHUNK_BYTES,
                work: float | None = None) -> list:
     """[fn(chunk) for each even chunk of range(count)], chunks taken in turns by the run's threads (in_turns).
 
@@ -211,7 +220,8 @@ def each_chunk(fn: Callable[[slice], object], count: int, per_item: int, chunk_b
     return in_turns(lambda index: fn(chunks[index]), len(chunks), count * per_item if work is None else work)
 
 
-def per_chunk(fn: Callable[[list[slice]], object], count: int, per_item: int, chunk_bytes: int = 2 << 20) -> list:
+def per_chunk(fn: Callable[[list[slice]], object], count: int, per_item: int,
+              chunk_bytes: int = HOST_CHUNK_BYTES) -> list:
     """fn(list of even chunks of range(count)) per thread, each thread given consecutive chunks; results in order."""
     chunks = _even_chunks(count, per_item, chunk_bytes)
     return parallel_parts(lambda part: fn(chunks[part]), len(chunks), count * per_item)

@@ -102,13 +102,13 @@ class Winograd:
             offset += rows * tiles_w
         return data
 
-    def _chunks(self, fn, batch: int, tiles_h: int, tiles_w: int, channels: int, itemsize: int,
+    def _chunks(self, scratch: Scratch, fn, batch: int, tiles_h: int, tiles_w: int, channels: int, itemsize: int,
                 least_bytes: int = 0) -> None:
         """fn(pieces, first tile) for chunks of tile rows of every image, of at least `least_bytes` (and
         _CHUNK_BYTES) of transformed tiles each, taken in turns by the run's threads."""
         per_row = self.n * self.n * tiles_w * channels * itemsize
         each_chunk(lambda units: fn(row_pieces(units, tiles_h), units.start * tiles_w), batch * tiles_h, per_row,
-                   max(_CHUNK_BYTES, least_bytes))
+                   scratch.chunk_bytes(max(_CHUNK_BYTES, least_bytes)))
 
     def forward(self, scratch: Scratch, x, w, geo: Geometry, epilogue=None):
         """Conv2D: transformed input tiles times transformed filters, back to output tiles (then `epilogue`)."""
@@ -129,7 +129,7 @@ class Winograd:
             y = xp.matmul(at, products.reshape(n * n, -1), out=scratch("y", (m * m, count * filters), x.dtype))
             self._scatter(scratch, y.reshape(m, m, count, filters), pieces, tiles_w, out, epilogue)
 
-        self._chunks(chunk, x.shape[0], tiles_h, tiles_w, max(channels, filters), x.itemsize,
+        self._chunks(scratch, chunk, x.shape[0], tiles_h, tiles_w, max(channels, filters), x.itemsize,
                      _FILTER_READS_PER_CHUNK * u.nbytes)
         return out
 
@@ -187,7 +187,7 @@ class Winograd:
             data = self._gather(scratch, "dy tiles", dy_canvas, pieces, tiles_w, m, m)
             xp.matmul(at.T, data.reshape(m * m, -1), out=gradients[:, tiles].reshape(n * n, -1))
 
-        self._chunks(transform, x.shape[0], tiles_h, tiles_w, channels + filters, x.itemsize)
+        self._chunks(scratch, transform, x.shape[0], tiles_h, tiles_w, channels + filters, x.itemsize)
         sums = scratch("filter sums", (n * n, channels, filters), x.dtype)
         in_turns(lambda p: xp.matmul(inputs[p].T, gradients[p], out=sums[p]), n * n,
                  n * n * count * channels * filters)

@@ -11,6 +11,7 @@ import tfnb as tf
 from tfnb.framework.common_shapes import geometry_from_attrs
 from tfnb.kernels import conv, intra_op
 from tfnb.kernels.conv import choice, gemm, pooling, scratch, winograd
+from tfnb.kernels.conv import rows as row_products
 from tfnb.kernels.conv.fft import fft_backprop_filter, fft_forward
 from tfnb.kernels.conv.gemm import gemm_backprop_filter
 from tfnb.kernels.conv.rows import rows_backprop_filter, rows_claims, rows_forward
@@ -374,6 +375,21 @@ def _chunk_sizes(monkeypatch, module) -> list[list[int]]:
 
     monkeypatch.setattr(module, "each_chunk", recorded)
     return sizes
+
+
+@pytest.mark.parametrize("module,algorithm", [(gemm, gemm.gemm_forward), (row_products, rows_forward)],
+                         ids=["gemm", "rows"])
+def test_on_a_device_a_convolution_takes_its_batch_in_one_chunk(monkeypatch, module, algorithm):
+    # Chunks sized for a CPU's caches would cost a GPU a round of kernel launches each (DEVICE_CHUNK_BYTES).
+    from tfnb.runtime.strict_numpy import STRICT_XP
+    rng = np.random.default_rng(17)
+    x, w = rng.standard_normal((32, 64, 64, 16), np.float32), rng.standard_normal((3, 3, 16, 16), np.float32)
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (64, 64), (3, 3))
+    sizes = _chunk_sizes(monkeypatch, module)
+    on_host = algorithm(conv.Scratch(np), x, w, geo)
+    on_device = algorithm(conv.Scratch(STRICT_XP), STRICT_XP.asarray(x), STRICT_XP.asarray(w), geo)
+    assert len(sizes[0]) > 1 and sizes[1] == [sum(sizes[0])]
+    np.testing.assert_array_equal(on_device.get(), on_host)
 
 
 def test_a_small_input_with_many_filters_is_work_for_every_thread(monkeypatch):
