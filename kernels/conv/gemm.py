@@ -34,9 +34,9 @@ def _im2col_products(scratch: Scratch, x, geo: Geometry, product, outputs: int, 
             return product(positions, x.reshape(-1, taps)[positions])
         columns = scratch("columns", ((rows.stop - rows.start) * width, taps), x.dtype)
         offset = 0
-        for image, first, end in row_pieces(rows, geo.h.out):
-            window = window_view(xp, canvas[image:image + 1], geo)[:, first:end]
-            size = (end - first) * width
+        for images, first, end in row_pieces(rows, geo.h.out):
+            window = window_view(xp, canvas[images], geo)[:, first:end]
+            size = (images.stop - images.start) * (end - first) * width
             xp.copyto(columns[offset:offset + size].reshape(window.shape), window)
             offset += size
         return product(positions, columns)

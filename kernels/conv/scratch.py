@@ -142,12 +142,18 @@ def on_canvas(scratch: Scratch, x, geo: Geometry, rows: int, cols: int, fill: fl
     return canvas
 
 
-def row_pieces(rows: slice, height: int) -> list[tuple[int, int, int]]:
-    """The (image, first row, end row) pieces of a slice of image-major rows, for images `height` rows high."""
-    pieces = []
-    for image in range(rows.start // height, (rows.stop - 1) // height + 1):
-        pieces.append((image, max(rows.start - image * height, 0), min(rows.stop - image * height, height)))
-    return pieces
+def row_pieces(rows: slice, height: int) -> list[tuple[slice, int, int]]:
+    """The (images, first row, end row) pieces of a slice of image-major rows, for images `height` rows high:
+    the whole images in one piece, a partly covered first or last image in a piece of its own, so that each piece
+    is one strided copy (on a GPU one kernel launch, not one per image)."""
+    first_image, last_image = rows.start // height, (rows.stop - 1) // height
+    head, tail = rows.start - first_image * height, rows.stop - last_image * height
+    if first_image == last_image:
+        return [(slice(first_image, first_image + 1), head, tail)]
+    whole = slice(first_image + (head > 0), last_image + (tail == height))
+    return ([(slice(first_image, first_image + 1), head, height)] if head else []) + \
+        ([(whole, 0, height)] if whole.stop > whole.start else []) + \
+        ([(slice(last_image, last_image + 1), 0, tail)] if tail < height else [])
 
 
 def window_view(xp, canvas, geo: Geometry, taps_last: bool = False):

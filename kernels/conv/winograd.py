@@ -90,16 +90,17 @@ class Winograd:
     def _gather(self, scratch: Scratch, name: str, source, pieces, tiles_w: int, size: int, stride: int):
         """Tiles (size x size at `stride`, tile rows given by pieces) of NHWC `source`: (size², tiles, channels)."""
         xp, channels = scratch.xp, source.shape[3]
-        count = sum(end - first for _, first, end in pieces) * tiles_w
+        count = sum((images.stop - images.start) * (end - first) for images, first, end in pieces) * tiles_w
         data = scratch(name, (size * size, count, channels), source.dtype)
         offset = 0
-        for image, first, end in pieces:
-            part, rows = source[image], end - first
-            sh, sw, sc = part.strides
-            tiles = xp.lib.stride_tricks.as_strided(part[first * stride:], (size, size, rows, tiles_w, channels),
-                                                    (sh, sw, stride * sh, stride * sw, sc))
-            xp.copyto(data[:, offset:offset + rows * tiles_w].reshape(tiles.shape), tiles)
-            offset += rows * tiles_w
+        for images, first, end in pieces:
+            part, rows = source[images, first * stride:], end - first
+            sb, sh, sw, sc = part.strides
+            tiles = xp.lib.stride_tricks.as_strided(part, (size, size, part.shape[0], rows, tiles_w, channels),
+                                                    (sh, sw, sb, stride * sh, stride * sw, sc))
+            taken = part.shape[0] * rows * tiles_w
+            xp.copyto(data[:, offset:offset + taken].reshape(tiles.shape), tiles)
+            offset += taken
         return data
 
     def _chunks(self, scratch: Scratch, fn, batch: int, tiles_h: int, tiles_w: int, channels: int, itemsize: int,
@@ -150,17 +151,17 @@ class Winograd:
         """Output tiles y (m, m, tiles, F) into NHWC `out` at the pieces' tile rows, cropped to its size."""
         xp, m, offset = scratch.xp, self.m, 0
         width, filters = out.shape[2:]
-        for image, first, end in pieces:
-            rows = end - first
-            tiles = y[:, :, offset:offset + rows * tiles_w].reshape(m, m, rows, tiles_w, filters)
-            offset += rows * tiles_w
-            target = out[image, first * m:end * m]
-            if target.shape[0] == rows * m and width == tiles_w * m:
-                xp.copyto(target.reshape(rows, m, tiles_w, m, filters), tiles.transpose(2, 0, 3, 1, 4))
+        for images, first, end in pieces:
+            count, rows = images.stop - images.start, end - first
+            tiles = y[:, :, offset:offset + count * rows * tiles_w].reshape(m, m, count, rows, tiles_w, filters)
+            offset += count * rows * tiles_w
+            target = out[images, first * m:end * m]
+            if target.shape[1] == rows * m and width == tiles_w * m:
+                xp.copyto(target.reshape(count, rows, m, tiles_w, m, filters), tiles.transpose(2, 3, 0, 4, 1, 5))
             else:
-                whole = scratch("whole tiles", (rows, m, tiles_w, m, filters), out.dtype)
-                xp.copyto(whole, tiles.transpose(2, 0, 3, 1, 4))
-                xp.copyto(target, whole.reshape(rows * m, tiles_w * m, filters)[:target.shape[0], :width])
+                whole = scratch("whole tiles", (count, rows, m, tiles_w, m, filters), out.dtype)
+                xp.copyto(whole, tiles.transpose(2, 3, 0, 4, 1, 5))
+                xp.copyto(target, whole.reshape(count, rows * m, tiles_w * m, filters)[:, :target.shape[1], :width])
             if epilogue is not None:
                 epilogue(target)
 

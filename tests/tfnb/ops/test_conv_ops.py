@@ -413,8 +413,12 @@ def test_a_small_input_with_many_filters_is_work_for_every_thread(monkeypatch):
     assert works == [2 * 4 * 4 * 8 * 2048] * 2 and works[0] >= intra_op.PARALLEL_WORK
 
 
-def test_row_pieces_split_chunks_at_image_boundaries():
-    assert scratch.row_pieces(slice(2, 7), 3) == [(0, 2, 3), (1, 0, 3), (2, 0, 1)]
+def test_row_pieces_split_chunks_at_image_boundaries_and_keep_whole_images_together():
+    assert scratch.row_pieces(slice(2, 7), 3) == [(slice(0, 1), 2, 3), (slice(1, 2), 0, 3), (slice(2, 3), 0, 1)]
+    assert scratch.row_pieces(slice(2, 13), 3) == [(slice(0, 1), 2, 3), (slice(1, 4), 0, 3), (slice(4, 5), 0, 1)]
+    assert scratch.row_pieces(slice(3, 12), 3) == [(slice(1, 4), 0, 3)]
+    assert scratch.row_pieces(slice(4, 5), 3) == [(slice(1, 2), 1, 2)]
+    assert scratch.row_pieces(slice(0, 5), 3) == [(slice(0, 1), 0, 3), (slice(1, 2), 0, 2)]
 
 
 def _recording(splitter, threads: list, label: str):
