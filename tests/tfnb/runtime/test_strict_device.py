@@ -118,11 +118,13 @@ def test_forward_on_a_device_like_a_gpu(op_type, index, example):
             check_output(actual, expected, outputs, dtype, example, label)
 
 
+@pytest.mark.parametrize("device", [STRICT, pytest.param("/device:GPU:0", marks=pytest.mark.gpu)], ids=["strict", "gpu"])
 @pytest.mark.parametrize("op_type,index,example", GRADIENT_CASES, ids=[f"{t}-{i}" for t, i, _ in GRADIENT_CASES])
-def test_gradient_on_a_device_like_a_gpu_matches_the_cpu(op_type, index, example):
+def test_gradient_on_a_device_like_a_gpu_matches_the_cpu(op_type, index, example, device):
     values = gradient_values(index, example)
     results = []
-    for device, config in (("/device:CPU:0", None), (STRICT, CONFIG)):
+    on_device = (device, CONFIG if device == STRICT else tf.ConfigProto(graph_options=CONFIG.graph_options))
+    for device, config in (("/device:CPU:0", None), on_device):
         graph = tf.Graph()
         with graph.as_default():
             inputs = [tf.placeholder(tf.as_dtype(v.dtype), v.shape) for v in values]
