@@ -260,6 +260,46 @@ def _max_pool_packed(scratch: Scratch, x, geo: Geometry, out, first, first_index
     return True
 
 
+def _tiled_max_pool_grad_by_upsampling(scratch: Scratch, x, y, dy, geo: Geometry, dx, relu_grad: bool) -> bool:
+    """Each window's dy into dx where x equals the window's maximum y, over tiling windows, when every window has
+    exactly one such tap (dx zero elsewhere, rows past the windows included); with relu_grad, only windows whose
+    maximum is above zero (ReluGrad of the pool's input, which is y there). False, leaving dx to the per-tap
+    comparison, where a window has ties, a NaN, or dy is not finite.
+
+    y and dy are repeated up to x's size, so that the comparison and the product run over contiguous arrays: a
+    tap's strided view of x is contiguous over one pixel's channels only, and NumPy's loops over such short runs
+    cost several times those over long ones. Whether every window had one tap is a count: each window that counts
+    has at least one (its maximum is one of its taps), so the matches equal the windows only if each has one.
+    """
+    xp = scratch.xp
+    if not xp.isfinite(dy).all():  # inf times a mask of zero is NaN
+        return False
+    (batch, _, _, channels), (h, w) = x.shape, (geo.h, geo.w)
+    rows, cols = h.out * h.taps, w.out * w.taps
+    counted = scratch("pool.counted", y.shape, np.bool_)
+    maxima = y
+    if relu_grad:  # windows whose maximum is not above zero get no tap: their maximum lowered below it
+        xp.less_equal(y, 0, out=counted)
+        maxima = xp.subtract(y, counted, out=scratch("pool.lowered", y.shape, y.dtype))
+        xp.logical_not(counted, out=counted)
+    else:
+        xp.equal(y, y, out=counted)  # a NaN maximum is not counted: it leaves the count short
+    windows = int(xp.count_nonzero(counted))
+    if not relu_grad and windows < counted.size:
+        return False
+    up = scratch("pool.upsampled", (batch, h.out, h.taps, cols * channels), y.dtype)
+    xp.copyto(up, xp.repeat(maxima, w.taps, axis=2).reshape(batch, h.out, 1, cols * channels))
+    equal = scratch("pool.equal", up.shape, np.bool_)
+    xp.equal(x[:, :rows, :cols].reshape(up.shape), up, out=equal)
+    if int(xp.count_nonzero(equal)) != windows:
+        return False
+    xp.copyto(up, xp.repeat(dy, w.taps, axis=2).reshape(batch, h.out, 1, cols * channels))
+    xp.multiply(up, equal, out=dx[:, :rows, :cols].reshape(up.shape))
+    dx[:, rows:] = 0
+    dx[:, :rows, cols:] = 0
+    return True
+
+
 def _tiled_max_pool_grad_by_equality(scratch: Scratch, x, y, dy, geo: Geometry, dx, relu_grad: bool) -> bool:
     """Each window's dy into dx at the first tap (row-major) equal to the window's maximum y, over tiling windows
     (dx zero elsewhere, rows past the windows included); with relu_grad, only where that maximum is above zero
@@ -522,8 +562,8 @@ def max_pool_grad(node):
             by_equality = _tiling(geo) and y.shape == dy.shape
 
             def part_of(part):
-                if by_equality and _tiled_max_pool_grad_by_equality(scratch, x[part], y[part], dy[part], geo, dx[part],
-                                                                    relu_grad):
+                if by_equality and any(way(scratch, x[part], y[part], dy[part], geo, dx[part], relu_grad) for way in (
+                        _tiled_max_pool_grad_by_upsampling, _tiled_max_pool_grad_by_equality)):
                     return
                 if _tiling(geo):
                     _tiled_max_pool_grad(scratch, x[part], dy[part], geo, dx[part])

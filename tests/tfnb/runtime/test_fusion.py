@@ -433,15 +433,44 @@ def test_a_tiling_pool_gradient_goes_to_the_first_tap_equal_to_the_output_as_the
     if values == "output not the maximum":
         pooled[2, 1, 1, 2] = pooled[2, 1, 1, 2] + 1
         dy[2, 1, 1, 2] = 1
-    found = []
-    by_equality = pooling._tiled_max_pool_grad_by_equality
-    monkeypatch.setattr(pooling, "_tiled_max_pool_grad_by_equality",
-                        lambda *args: found.append(by_equality(*args)) or found[-1])
+    # Per image: the upsampled comparison, where it declines the per-tap one, where that declines the search.
+    ways, handled = ("_tiled_max_pool_grad_by_upsampling", "_tiled_max_pool_grad_by_equality"), []
+    for name in ways:
+        way = getattr(pooling, name)
+        monkeypatch.setattr(pooling, name, lambda *args, way=way, first=name == ways[0]: handled.append(
+            (first, way(*args))) or handled[-1][1])
     compared = run(data, pooled, dy).copy()
     searched = {"nan": {1}, "dy non-finite": {0, 2}, "output not the maximum": {2}}.get(values, set())
-    assert found == [image not in searched for image in range(3)]
-    monkeypatch.setattr(pooling, "_tiled_max_pool_grad_by_equality", lambda *args: False)
+    per_image = []
+    for first, done in handled:
+        per_image += [done] if first else []
+        per_image[-1] = done
+    assert per_image == [image not in searched for image in range(3)]
+    for name in ways:
+        monkeypatch.setattr(pooling, name, lambda *args: False)
     np.testing.assert_array_equal(compared, run(data, pooled, dy))
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("ksize,shape", [(2, (4, 8, 10, 6)), (3, (2, 7, 9, 4))], ids=["2x2", "3x3 odd sizes"])
+def test_a_tiling_pool_gradient_by_upsampling_takes_windows_of_one_maximum_and_leaves_ties(relu, ksize, shape):
+    attrs = {"ksize": [1, ksize, ksize, 1], "strides": [1, ksize, ksize, 1], "padding": "VALID",
+             "data_format": "NHWC"}
+    rng = np.random.default_rng(18)
+    data = rng.standard_normal(shape).astype(np.float32)
+    geo = pool_geometry_or_fail(attrs, data.shape)
+    scratch = pooling.Scratch(np)
+    for tied in (False, True):
+        if tied:
+            data[1, 0, 1, 2] = data[1, 0, 0, 2] = np.abs(data[1, :ksize, :ksize, 2]).max() + 1
+        pooled = max_pool_kernel(attrs)(data).copy()
+        dy = rng.standard_normal(pooled.shape).astype(np.float32)
+        upsampled, compared = np.full_like(data, np.nan), np.full_like(data, np.nan)
+        done = pooling._tiled_max_pool_grad_by_upsampling(scratch, data, pooled, dy, geo, upsampled, relu)
+        assert done is not tied
+        assert pooling._tiled_max_pool_grad_by_equality(scratch, data, pooled, dy, geo, compared, relu)
+        if done:
+            np.testing.assert_array_equal(upsampled, compared)
 
 
 def test_a_tiling_pool_gradient_of_infinities_and_nans_puts_them_at_the_maxima_only():
