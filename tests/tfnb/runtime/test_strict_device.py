@@ -193,25 +193,29 @@ def test_a_value_moves_between_two_devices_of_different_array_namespaces_through
     assert where == "on the GPU" and type(value) is np.ndarray and value.tolist() == [0.0, 1.0, 2.0]
 
 
-def test_a_pool_on_a_device_like_a_gpu_takes_the_whole_batch_at_once_and_matches_the_cpu(monkeypatch):
+@pytest.mark.parametrize("device", [STRICT, pytest.param("/device:GPU:0", marks=pytest.mark.gpu)], ids=["strict", "gpu"])
+@pytest.mark.parametrize("ksize,stride", [(3, 2), (2, 2)], ids=["overlapping", "tiling"])
+def test_a_pool_on_a_device_like_a_gpu_takes_the_whole_batch_at_once_and_matches_the_cpu(monkeypatch, device, ksize,
+                                                                                           stride):
     # Parts of a batch suit a CPU core's caches; on a GPU each part costs dozens of kernel launches.
     from tfnb.kernels.conv import pooling
     parts, split = [], pooling._in_cache_sized_parts
 
     def recording(fn, x):
-        return split(lambda part: parts.append((type(x) is StrictArray, part.start, part.stop)) or fn(part), x)
+        on_host = type(x) is np.ndarray
+        return split(lambda part: parts.append((on_host, part.start, part.stop)) or fn(part), x)
 
     monkeypatch.setattr(pooling, "_in_cache_sized_parts", recording)
     x = tf.placeholder(tf.float32, [16, 32, 32, 64])
     results = {}
-    for device, config in (("/device:CPU:0", None), (STRICT, CONFIG)):
-        with tf.device(device):
-            pooled = tf.nn.max_pool(tf.nn.relu(x), [1, 3, 3, 1], [1, 2, 2, 1], "SAME")
+    for where, config in (("/device:CPU:0", None), (device, CONFIG if device == STRICT else None)):
+        with tf.device(where):
+            pooled = tf.nn.max_pool(tf.nn.relu(x), [1, ksize, ksize, 1], [1, stride, stride, 1], "SAME")
             grad = tf.gradients(tf.reduce_sum(pooled * pooled), x)[0]
         with tf.Session(config=config) as sess:
-            results[device] = sess.run([pooled, grad], {x: np.random.default_rng(5).standard_normal(
+            results[where] = sess.run([pooled, grad], {x: np.random.default_rng(5).standard_normal(
                 (16, 32, 32, 64)).astype(np.float32)})
-    assert {(start, stop) for strict, start, stop in parts if strict} == {(0, 16)}
-    assert len({(start, stop) for strict, start, stop in parts if not strict}) > 1
-    for strict, cpu in zip(results[STRICT], results["/device:CPU:0"]):
-        np.testing.assert_array_equal(strict, cpu)
+    assert {(start, stop) for on_host, start, stop in parts if not on_host} == {(0, 16)}
+    assert len({(start, stop) for on_host, start, stop in parts if on_host}) > 1
+    for on_device, cpu in zip(results[device], results["/device:CPU:0"]):
+        np.testing.assert_array_equal(on_device, cpu)
