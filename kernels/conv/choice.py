@@ -16,6 +16,7 @@ from tfnb.kernels.conv.gemm import gemm_backprop_filter, gemm_forward, via_forwa
 from tfnb.kernels.conv.rows import rows_backprop_filter, rows_claims, rows_forward
 from tfnb.kernels.conv.scratch import Scratch, release_unused
 from tfnb.kernels.conv.winograd import WINOGRAD_3X3, WINOGRAD_4X4_3X3, WINOGRAD_5X5
+from tfnb.kernels.host import synchronize
 
 
 def _always(geo: Geometry) -> bool:
@@ -59,15 +60,10 @@ def chosen(direction: str, a, b, geo: Geometry, xp) -> str | None:
     return _CHOSEN.get(_key(direction, a, b, geo, xp))
 
 
-def _synchronize(xp) -> None:
-    if hasattr(xp, "cuda"):
-        xp.cuda.get_current_stream().synchronize()
-
-
 def _seconds(scratch: Scratch, fn, args) -> tuple[float, object]:
     start = time.perf_counter()
     result = fn(scratch, *args)
-    _synchronize(scratch.xp)
+    synchronize(scratch.xp)
     return time.perf_counter() - start, result
 
 

@@ -33,14 +33,12 @@ from tfnb.kernels.registry import Epilogue, Workspace, kernel
 _POOL_STEP_BYTES = 1 << 20
 
 
-def _in_cache_sized_parts(fn, x) -> list:
+def _in_cache_sized_parts(scratch: Scratch, fn, x) -> list:
     """[fn(images)] over cache-sized slices of x's batch, taken in turns by the run's threads; on a device (a GPU),
-    one part of the whole batch, as each of a part's dozens of kernel launches costs as much as a small part's work
-    there (an H200 took 147 ms for AlexNet's first pool gradient in parts of one image, 128 parts).
+    parts of Scratch.chunk_bytes, the whole batch in practice: each of a part's dozens of kernel launches costs as
+    much as a small part's work there (an H200 took 147 ms for AlexNet's first pool gradient in 128 parts).
     """
-    if not isinstance(x, np.ndarray):
-        return [fn(slice(0, x.shape[0]))]
-    step = max(1, _POOL_STEP_BYTES // max(x[0].nbytes, 1)) if x.shape[0] else 1
+    step = max(1, scratch.chunk_bytes(_POOL_STEP_BYTES) // max(x[0].nbytes, 1)) if x.shape[0] else 1
     parts = [slice(first, min(first + step, x.shape[0])) for first in range(0, x.shape[0], step)]
     return in_turns(lambda index: fn(parts[index]), len(parts), x.size)
 
@@ -411,9 +409,8 @@ def max_pool(node):
         if 0 in _pooled_shape(x.shape, geo):
             return xp.zeros(_pooled_shape(x.shape, geo), dtype=x.dtype)
         out = scratch.output(_pooled_shape(x.shape, geo), x.dtype)
-        _in_cache_sized_parts(lambda part: _separable_reduce(scratch, xp.maximum,
-                                                             _in_place_or_padded(scratch, x[part], geo, fill),
-                                                             geo, out[part]), x)
+        _in_cache_sized_parts(scratch, lambda part: _separable_reduce(
+            scratch, xp.maximum, _in_place_or_padded(scratch, x[part], geo, fill), geo, out[part]), x)
         return out
 
     def with_workspace(x):
@@ -427,11 +424,12 @@ def max_pool(node):
             return run(x), _first_max_flat(scratch, x, geo, fill)
         out, first = scratch.output(shape, x.dtype), scratch.output(shape, np.intp)
         if _packs(x, geo, lowest) and all(_in_cache_sized_parts(
-                lambda part: _max_pool_packed(scratch, x[part], geo, out[part], first[part], part.start * x[0].size), x)):
+                scratch, lambda part: _max_pool_packed(scratch, x[part], geo, out[part], first[part],
+                                                       part.start * x[0].size), x)):
             return out, first
         base = _window_bases(x.shape, geo)
-        _in_cache_sized_parts(lambda part: _max_pool_with_first_maxima(scratch, x[part], geo, fill, out[part],
-                                                                       base[part], first[part]), x)
+        _in_cache_sized_parts(scratch, lambda part: _max_pool_with_first_maxima(
+            scratch, x[part], geo, fill, out[part], base[part], first[part]), x)
         return out, first
 
     # A flat-index scatter is NumPy's ufunc.at. Windows that tile the input (ksize == strides) keep no workspace:
@@ -464,7 +462,8 @@ def avg_pool(node):
         if _tiling(geo):
             sums = xp.empty(_pooled_shape(x.shape, geo), dtype=compute)
             x = x.astype(compute, copy=False)
-            _in_cache_sized_parts(lambda part: _separable_reduce(scratch, xp.add, x[part], geo, sums[part]), x)
+            _in_cache_sized_parts(scratch, lambda part: _separable_reduce(scratch, xp.add, x[part], geo, sums[part]),
+                                  x)
             return xp.multiply(sums, compute.type(1 / (geo.h.taps * geo.w.taps))).astype(out_dtype, copy=False)
         sums = _pool_windows(scratch, x, geo, 0).sum(axis=(4, 5), dtype=compute)
         return (sums / _window_counts(xp, geo, compute)).astype(out_dtype, copy=False)
@@ -572,7 +571,7 @@ def max_pool_grad(node):
                 if relu_grad:  # ReluGrad's product, while the part is in the caches
                     xp.multiply(dx[part], x[part] > zero, out=dx[part])
 
-            _in_cache_sized_parts(part_of, x)
+            _in_cache_sized_parts(scratch, part_of, x)
             return dx
         flat = _first_max_flat(scratch, x, geo, fill).reshape(-1)
         dx = xp.bincount(flat, weights=dy.reshape(-1), minlength=x.size).astype(out_dtype, copy=False).reshape(x.shape)
@@ -603,7 +602,7 @@ def max_pool_grad(node):
             if relu_grad and not masks_dy:
                 xp.multiply(dx[part], x[part] > zero, out=dx[part])
 
-        _in_cache_sized_parts(part_of, x)
+        _in_cache_sized_parts(scratch, part_of, x)
         return dx
 
     zero = np.dtype(out_dtype).type(0)
@@ -628,8 +627,8 @@ def max_pool_grad_grad(node):
         if ddy.size == 0:
             return ddy
         if _tiling(geo):
-            _in_cache_sized_parts(lambda part: _tiled_max_pool_grad_grad(scratch, x[part], ddx[part], geo, ddy[part]),
-                                  x)
+            _in_cache_sized_parts(scratch, lambda part: _tiled_max_pool_grad_grad(
+                scratch, x[part], ddx[part], geo, ddy[part]), x)
             return ddy
         return ddx.reshape(-1)[_first_max_flat(scratch, x, geo, fill)]
 

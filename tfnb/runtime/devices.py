@@ -13,6 +13,7 @@ from types import ModuleType
 import numpy as np
 
 from tfnb.framework import device_spec as _device
+from tfnb.kernels.host import queues_work, synchronize
 from tfnb.runtime.strict_numpy import STRICT_XP
 
 
@@ -32,12 +33,11 @@ class LocalDevice:
     @property
     def queues_work(self) -> bool:
         """Whether a kernel's call returns before its work has run (a GPU's stream), as a host kernel's does not."""
-        return hasattr(self.xp, "cuda")
+        return queues_work(self.xp)
 
     def finish(self) -> None:
-        """Returns once the work this thread queued on the device has run (CuPy's current stream)."""
-        if self.queues_work:
-            self.xp.cuda.get_current_stream().synchronize()
+        """Returns once the work this thread queued on the device has run (kernels/host.py's synchronize)."""
+        synchronize(self.xp)
 
     @property
     def short_name(self) -> str:

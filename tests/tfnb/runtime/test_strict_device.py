@@ -201,9 +201,9 @@ def test_a_pool_on_a_device_like_a_gpu_takes_the_whole_batch_at_once_and_matches
     from tfnb.kernels.conv import pooling
     parts, split = [], pooling._in_cache_sized_parts
 
-    def recording(fn, x):
+    def recording(scratch, fn, x):
         on_host = type(x) is np.ndarray
-        return split(lambda part: parts.append((on_host, part.start, part.stop)) or fn(part), x)
+        return split(scratch, lambda part: parts.append((on_host, part.start, part.stop)) or fn(part), x)
 
     monkeypatch.setattr(pooling, "_in_cache_sized_parts", recording)
     x = tf.placeholder(tf.float32, [16, 32, 32, 64])
