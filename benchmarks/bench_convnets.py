@@ -258,8 +258,9 @@ def breakdown_lines(model_name: str, batch: int, rows: list[tuple[str, float, in
     lines += [f"  {ms:9.2f} ms {ms / total:6.1%} {n:5d} lines  {op_type}" for op_type, ms, n in rows[:top]]
     rest = rows[top:]
     if rest:
-        lines.append(f"  {sum(ms for _, ms, _ in rest):9.2f} ms {sum(ms for _, ms, _ in rest) / total:6.1%} "
-                     f"{sum(n for *_, n in rest):5d} lines  {len(rest)} other op types")
+        rest_ms = sum(ms for _, ms, _ in rest)
+        lines.append(f"  {rest_ms:9.2f} ms {rest_ms / total:6.1%} {sum(n for *_, n in rest):5d} lines  "
+                     f"{len(rest)} other op types")
     return lines
 
 
@@ -316,13 +317,13 @@ def read_run(path: str) -> dict:
     batches = run.get("batches") or {name: run.get("batch") for name in run["results"]}
     sizes = run.get("image_sizes")
     need(isinstance(batches, dict) and isinstance(sizes, dict), "batches and image_sizes must be tables")
+    fields = ("ms", "loss") if run.get("device", "CPU").startswith("GPU") else ("ms", "loss", "peak_mib")
     spread = False
     for name, by_framework in run["results"].items():
         need(count(batches.get(name)) and count(sizes.get(name)), f"{name} needs a batch and an image size")
         need(isinstance(by_framework, dict) and set(by_framework) <= set(frameworks),
              f"{name}'s results must be per framework of the run")
         for framework, result in by_framework.items():
-            fields = ("ms", "loss") if str(run.get("device", "CPU")).startswith("GPU") else ("ms", "loss", "peak_mib")
             need(isinstance(result, dict) and all(number(result.get(field)) for field in fields),
                  f"{name} in {framework} needs numbers for {', '.join(fields)}")
             need(result["ms"] > 0, f"{name} in {framework}: ms must be positive")
@@ -400,11 +401,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", default=",".join(PAPER_MODELS))
     parser.add_argument("--image-size", type=int, help="one image size for every model (default: the published ones)")
     parser.add_argument("--save", metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--load", metavar="PATH", help="print a run saved with --save instead of measuring")
-    parser.add_argument("--breakdown", action="store_true",
-                        help="instead of the table, where tfnb's step of each model spends its time, by op type")
+    instead = parser.add_mutually_exclusive_group()
+    instead.add_argument("--load", metavar="PATH", help="print a run saved with --save instead of measuring")
+    instead.add_argument("--breakdown", action="store_true",
+                         help="instead of the table, where tfnb's step of each model spends its time, by op type")
     args = parser.parse_args(argv)
-    if args.breakdown and not args.load and not (args.device == "gpu" and gpu_count() == 0):
+    if args.breakdown and not (args.device == "gpu" and gpu_count() == 0):
         for name in args.models.split(","):
             batch = args.batch or (PAPER_BATCHES[name] if args.device == "gpu" else BATCH)
             rows = step_breakdown(name, batch, args.image_size, args.device)
