@@ -124,11 +124,11 @@ def test_gradient_on_a_device_like_a_gpu_matches_the_cpu(op_type, index, example
     values = gradient_values(index, example)
     results = []
     on_device = (device, CONFIG if device == STRICT else tf.ConfigProto(graph_options=CONFIG.graph_options))
-    for device, config in (("/device:CPU:0", None), on_device):
+    for where, config in (("/device:CPU:0", None), on_device):
         graph = tf.Graph()
         with graph.as_default():
             inputs = [tf.placeholder(tf.as_dtype(v.dtype), v.shape) for v in values]
-            with tf.device(device):
+            with tf.device(where):
                 outputs = call_example(example.build, inputs, tf.float64)
                 outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
                 xs = [x for x, v in zip(inputs, values) if v.dtype.kind == "f"]
