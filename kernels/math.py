@@ -14,6 +14,7 @@ import numpy as np
 
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.conv.scratch import Scratch
+from tfnb.kernels.long_rows import add_channels_into, relu_into
 from tfnb.kernels.products import matmul_into
 from tfnb.kernels.registry import Epilogue, Update, kernel, simple_kernel
 from tfnb.kernels.training import descend_by_product
@@ -417,11 +418,17 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
         layer's bias (and activation) in the pass that reads the product from the cache."""
         out = run(a, b)
         if addend.dtype == out.dtype and xp.broadcast_shapes(out.shape, addend.shape) == out.shape:
-            xp.add(out, addend, out=out)
+            if xp is np and addend.ndim == 1:  # long contiguous loops (kernels/long_rows.py)
+                add_channels_into(out, addend, out)
+            else:
+                xp.add(out, addend, out=out)
         else:
             out = xp.add(out, addend)
         if relu:
-            xp.maximum(out, out.dtype.type(0), out=out)
+            if xp is np:
+                relu_into(out, out)
+            else:
+                xp.maximum(out, out.dtype.type(0), out=out)
         return out
 
     def with_relu_grad(a, b, features):

@@ -7,6 +7,7 @@ import numpy as np
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.conv.scratch import slices_in_turns
 from tfnb.kernels.intra_op import PARALLEL_WORK
+from tfnb.kernels.long_rows import add_channels_into, relu_into
 from tfnb.kernels.registry import kernel
 
 
@@ -33,11 +34,16 @@ def _shifted(x, axis: int):
 def relu(node):
     xp, zero = node.xp, _typed(node, 0)
 
+    # On NumPy, over long rows (kernels/long_rows.py).
+    fill = relu_into if xp is np else lambda x, out: xp.maximum(x, zero, out=out)
+
     def into(x, out):
-        return _split(xp, lambda rows: xp.maximum(x[rows], zero, out=out[rows]), out)
+        return _split(xp, lambda rows: fill(x[rows], out[rows]), out)
 
     def run(x):
-        return into(x, xp.empty_like(x)) if xp is np and x.size >= PARALLEL_WORK else xp.maximum(x, zero)
+        if xp is not np:
+            return xp.maximum(x, zero)
+        return into(x, xp.empty_like(x)) if x.size >= PARALLEL_WORK else relu_into(x, xp.empty_like(x))
 
     def inplace(x):
         return into(x, x)
@@ -150,7 +156,8 @@ def bias_add(node):
 
     def into(value, bias, out):
         bias = broadcastable(value, bias)
-        return _split(xp, lambda rows: xp.add(value[rows], bias, out=out[rows]), out)
+        add = add_channels_into if xp is np and not channels_first else xp.add
+        return _split(xp, lambda rows: add(value[rows], bias, out=out[rows]), out)
 
     def run(value, bias):
         if xp is np and value.size >= PARALLEL_WORK:

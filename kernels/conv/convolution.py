@@ -12,6 +12,7 @@ from tfnb.kernels.conv.choice import chosen, run_convolution, run_gradients
 from tfnb.kernels.conv.fft import fft_backprop
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.intra_op import run_width, side_by_side
+from tfnb.kernels.long_rows import add_channels_into, relu_into
 from tfnb.kernels.registry import Epilogue, Peers, Sibling, kernel
 
 
@@ -36,6 +37,11 @@ def _bias_epilogue(xp, bias, channels: int, relu: bool):
     zero = bias.dtype.type(0)
 
     def epilogue(values):
+        if xp is np:  # long contiguous loops (kernels/long_rows.py)
+            add_channels_into(values, bias, values)
+            if relu:
+                relu_into(values, values)
+            return
         xp.add(values, bias, out=values)
         if relu:
             xp.maximum(values, zero, out=values)
