@@ -225,42 +225,51 @@ def measure_all(models: list[str], batch: int | None, rounds: int, image_size: i
 
 
 def step_breakdown(model_name: str, batch: int, image_size: int | None = None, device: str = "cpu",
-                   steps: int = 3) -> list[tuple[str, float, int]]:
-    """Where tfnb's training step of a model spends its time: (op type, ms, lines) per op type of the executed
-    plan, most time first. A line's time is its fastest over `steps` timed steps (RunOptions.SOFTWARE_TRACE: on a
-    GPU each timed line waits for the device), after an untimed step that picks the convolution algorithms; a
-    fused line counts under its fused type (`Conv2D+BiasAdd+Relu`)."""
+                   steps: int = 3) -> list[tuple[str, float, int, float]]:
+    """Where tfnb's training step of a model spends its time: (op type, ms, lines, cores busy) per op type of the
+    executed plan, most time first. A line's time is its fastest over `steps` timed steps
+    (RunOptions.SOFTWARE_TRACE: on a GPU each timed line waits for the device), after an untimed step that picks
+    the convolution algorithms; a fused line counts under its fused type (`Conv2D+BiasAdd+Relu`). Cores busy: the
+    process's CPU time over the wall time of those runs of the lines (on a GPU, the host's cores)."""
     session, fetches, feeds = graph_session(tfnb, MODELS[model_name], batch, image_size,
                                             device=GPU if device == "gpu" else None)
     with session:
         session.run(fetches, feeds)
-        fastest: dict[tuple[str, str], float] = {}
+        fastest: dict[tuple[str, str], tuple[float, float]] = {}  # line -> (wall, cpu) micros of its fastest run
         for _ in range(steps):
             metadata = tfnb.RunMetadata()
             session.run(fetches, feeds, options=tfnb.RunOptions(trace_level=tfnb.RunOptions.SOFTWARE_TRACE),
                         run_metadata=metadata)
             for stats in metadata.node_stats():
                 line = (stats.node_name, stats.op_type)
-                fastest[line] = min(fastest.get(line, float("inf")), stats.all_end_rel_micros)
-    by_type: dict[str, list] = collections.defaultdict(lambda: [0.0, 0])
-    for (_, op_type), micros in fastest.items():
-        by_type[op_type][0] += micros / 1e3
-        by_type[op_type][1] += 1
-    return sorted(((op_type, ms, lines) for op_type, (ms, lines) in by_type.items()), key=lambda row: -row[1])
+                if stats.all_end_rel_micros < fastest.get(line, (float("inf"),))[0]:
+                    fastest[line] = (stats.all_end_rel_micros, stats.cpu_micros)
+    by_type: dict[str, list] = collections.defaultdict(lambda: [0.0, 0, 0.0])
+    for (_, op_type), (micros, cpu_micros) in fastest.items():
+        row = by_type[op_type]
+        row[0] += micros / 1e3
+        row[1] += 1
+        row[2] += cpu_micros / 1e3
+    return sorted(((op_type, ms, lines, cpu_ms / ms if ms else 0.0) for op_type, (ms, lines, cpu_ms) in by_type.items()),
+                  key=lambda row: -row[1])
 
 
-def breakdown_lines(model_name: str, batch: int, rows: list[tuple[str, float, int]], where: str,
+def breakdown_lines(model_name: str, batch: int, rows: list[tuple[str, float, int, float]], where: str,
                     top: int = 12) -> list[str]:
-    """A step_breakdown as text: the op types taking the most time, each with its share of the timed lines."""
-    total = sum(ms for _, ms, _ in rows)
+    """A step_breakdown as text: the op types taking the most time, each with its share of the timed lines and the
+    cores it kept busy."""
+    total = sum(ms for _, ms, _, _ in rows)
+    busy = sum(ms * cores for _, ms, _, cores in rows) / total if total else 0.0
     lines = [f"tfnb's {model_name} step at batch {batch} on {where}, by op type: {total:.1f} ms in "
-             f"{sum(n for _, _, n in rows)} timed lines"]
-    lines += [f"  {ms:9.2f} ms {ms / total:6.1%} {n:5d} lines  {op_type}" for op_type, ms, n in rows[:top]]
+             f"{sum(n for _, _, n, _ in rows)} timed lines, {busy:.2f} cores busy on average"]
+    lines += [f"  {ms:9.2f} ms {ms / total:6.1%} {n:5d} lines {cores:5.2f} cores  {op_type}"
+              for op_type, ms, n, cores in rows[:top]]
     rest = rows[top:]
     if rest:
-        rest_ms = sum(ms for _, ms, _ in rest)
-        lines.append(f"  {rest_ms:9.2f} ms {rest_ms / total:6.1%} {sum(n for *_, n in rest):5d} lines  "
-                     f"{len(rest)} other op types")
+        rest_ms = sum(ms for _, ms, _, _ in rest)
+        rest_cores = sum(ms * cores for _, ms, _, cores in rest) / rest_ms if rest_ms else 0.0
+        lines.append(f"  {rest_ms:9.2f} ms {rest_ms / total:6.1%} {sum(n for _, _, n, _ in rest):5d} lines "
+                     f"{rest_cores:5.2f} cores  {len(rest)} other op types")
     return lines
 
 

@@ -154,11 +154,12 @@ def test_the_recorded_gpu_run_prints_as_a_table(capsys):
 
 def test_a_breakdown_gives_each_op_types_time_in_the_executed_step(capsys):
     rows = bench_convnets.step_breakdown("AlexNet", 1, image_size=67, steps=2)
-    assert any(op_type.startswith("Conv2D") for op_type, _, _ in rows)
-    assert all(ms >= 0 and lines >= 1 for _, ms, lines in rows)
-    assert [ms for _, ms, _ in rows] == sorted((ms for _, ms, _ in rows), reverse=True)
+    assert any(op_type.startswith("Conv2D") for op_type, *_ in rows)
+    assert all(ms >= 0 and lines >= 1 and cores >= 0 for _, ms, lines, cores in rows)
+    assert [ms for _, ms, *_ in rows] == sorted((ms for _, ms, *_ in rows), reverse=True)
     text = bench_convnets.breakdown_lines("AlexNet", 1, rows, "CPU", top=3)
     assert len(text) == 5 and text[-1].endswith(f"{len(rows) - 3} other op types")
+    assert "cores busy on average" in text[0] and all(" cores  " in line for line in text[1:])
     bench_convnets.main(["--breakdown", "--models", "AlexNet", "--batch", "1", "--image-size", "67"])
     assert "tfnb's AlexNet step at batch 1 on CPU, by op type" in capsys.readouterr().out
 
@@ -166,7 +167,7 @@ def test_a_breakdown_gives_each_op_types_time_in_the_executed_step(capsys):
 @pytest.mark.gpu
 def test_on_a_gpu_a_breakdown_times_the_devices_work():
     rows = bench_convnets.step_breakdown("AlexNet", 2, image_size=67, device="gpu", steps=1)
-    assert any(op_type.startswith("Conv2D") for op_type, _, _ in rows) and sum(ms for _, ms, _ in rows) > 0
+    assert any(op_type.startswith("Conv2D") for op_type, *_ in rows) and sum(ms for _, ms, *_ in rows) > 0
 
 
 @pytest.mark.gpu

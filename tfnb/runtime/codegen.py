@@ -71,8 +71,9 @@ class Compiled:
     """A generated function `run(feeds, step) -> fetched values`, its source, and which line runs which node.
 
     `timed(finish)` compiles the same function with every kernel line timed: it appends
-    (TimedLine, start, end, thread) to `step.trace` after each, two clock reads per line. On a device that queues
-    work (a GPU), `finish[device]()` runs before a line's end is read, so a line's time is the device's.
+    (TimedLine, start, end, thread, cpu seconds) to `step.trace` after each, two reads each of the clock and of the
+    process's CPU time per line. On a device that queues work (a GPU), `finish[device]()` runs before a line's end
+    is read, so a line's time is the device's.
     """
 
     source: str
@@ -193,10 +194,11 @@ def assemble(lines: list[Line], bound: dict[str, object], label: str) -> Compile
 
 
 def _timed_function(lines: list[Line], bound: dict, label: str, finish: dict[str, Callable[[], None]]) -> Compiled:
-    """The function of `lines` with each kernel line between two clock reads, recorded into `step.trace` (a line on
-    a device of `finish` waits for the device before its end is read)."""
+    """The function of `lines` with each kernel line between two reads of the clock and of the process's CPU time
+    (every thread's: the line's helper threads work for it), recorded into `step.trace` (a line on a device of
+    `finish` waits for the device before its end is read)."""
     timed_lines = [Line("_thread = _get_ident()")]
-    bound = dict(bound, _clock=time.perf_counter, _get_ident=threading.get_ident)
+    bound = dict(bound, _clock=time.perf_counter, _cpu=time.process_time, _get_ident=threading.get_ident)
     waits = {device: f"_finish_{k}" for k, device in enumerate(finish)}
     bound.update({waits[device]: wait for device, wait in finish.items()})
     for line in lines:
@@ -207,10 +209,10 @@ def _timed_function(lines: list[Line], bound: dict, label: str, finish: dict[str
         indent, name = line.code[:len(line.code) - len(code)], f"_line_{len(bound)}"
         nodes = line.fused or (line.node,)
         bound[name] = TimedLine(nodes[-1].name, fused_type(nodes), line.node.device, line.comment)
-        timed_lines += [Line(f"{indent}_start = _clock()"), line]
+        timed_lines += [Line(f"{indent}_cpu_start = _cpu()"), Line(f"{indent}_start = _clock()"), line]
         if line.node.device in waits:
             timed_lines.append(Line(f"{indent}{waits[line.node.device]}()"))
-        timed_lines.append(Line(f"{indent}step.trace.append(({name}, _start, _clock(), _thread))"))
+        timed_lines.append(Line(f"{indent}step.trace.append(({name}, _start, _clock(), _thread, _cpu() - _cpu_start))"))
     return assemble(timed_lines, bound, f"timed {label}")
 
 

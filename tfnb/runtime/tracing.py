@@ -4,7 +4,8 @@ A traced run (`RunOptions(trace_level=FULL_TRACE)`) runs on the reference execut
 (tfnb/runtime/executor.py), which times every node instance and records its ready queue. A timed run
 (`SOFTWARE_TRACE`, or `HARDWARE_TRACE`: tfnb reads no hardware counters) runs the plan's generated code as an
 untraced run does, fused kernels and reused buffers included, and times each of its lines: the step as it
-runs, where a traced step runs every op unfused.
+runs, where a traced step runs every op unfused. Each line's CPU time (the whole process's, helper threads
+included) says how many cores it kept busy.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ class NodeExecStats:
     timeline_label: str = ""
     frame: str = ""
     dead: bool = False
+    # Timed runs (SOFTWARE_TRACE) only: the CPU time of the whole process while the line ran, every thread's (its
+    # kernels' helper threads, and anything else the process ran meanwhile). Over all_end_rel_micros, the cores the
+    # line kept busy: up to intra_op_parallelism_threads for a kernel that splits its work. None elsewhere.
+    cpu_micros: float | None = None
 
     @property
     def op_end_rel_micros(self) -> float:
@@ -114,7 +119,8 @@ class RunMetadata:
     def to_chrome_trace(self) -> dict:
         """The run as Chrome trace-event JSON (open in Perfetto or chrome://tracing): one process per device, one
         thread per executor thread; a loop's node instances are named 'node [frame:iteration]' and carry their
-        frame, iteration and full frame tag in their args, so iterations can be told apart and searched."""
+        frame, iteration and full frame tag in their args, so iterations can be told apart and searched; a timed
+        run's lines carry the process's CPU time while they ran (cpu_us)."""
         events = []
         for pid, device in enumerate(self.step_stats.dev_stats):
             events.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": device.device}})
@@ -128,6 +134,8 @@ class RunMetadata:
                     name = f"{name} [{stats.frame}]"
                 if stats.dead:
                     args["dead"] = True
+                if stats.cpu_micros is not None:  # a timed run's line: the cores it kept busy
+                    args["cpu_us"] = stats.cpu_micros
                 events.append({"name": name, "cat": stats.op_type, "ph": "X", "pid": pid,
                                "tid": stats.thread_id % 100000, "ts": stats.all_start_micros,
                                "dur": max(stats.all_end_rel_micros, 0.001), "args": args})
@@ -169,14 +177,14 @@ def fill_run_metadata(metadata: RunMetadata, plan, trace: list, record: Executor
 
 
 def fill_timed_run_metadata(metadata: RunMetadata, plan, trace: list, started: float) -> None:
-    """Turns a timed run's lines (codegen.TimedLine, start, end, thread) into step stats and execution order; a
-    fused line is one entry, named after its last op and typed by all of them ('Conv2D+BiasAdd+Relu')."""
+    """Turns a timed run's lines (codegen.TimedLine, start, end, thread, cpu seconds) into step stats and execution
+    order; a fused line is one entry, named after its last op and typed by all of them ('Conv2D+BiasAdd+Relu')."""
     by_device: dict[str, DeviceStepStats] = {}
-    for order, (line, start, end, thread) in enumerate(sorted(trace, key=lambda entry: entry[1])):
+    for order, (line, start, end, thread, cpu) in enumerate(sorted(trace, key=lambda entry: entry[1])):
         stats = NodeExecStats(node_name=line.node_name, op_type=line.op_type, device=line.device,
                               all_start_micros=(start - started) * 1e6, all_end_rel_micros=(end - start) * 1e6,
                               thread_id=thread, output_shapes=[], output_dtypes=[], output_bytes=[], order=order,
-                              timeline_label=line.label)
+                              timeline_label=line.label, cpu_micros=cpu * 1e6)
         by_device.setdefault(line.device, DeviceStepStats(line.device)).node_stats.append(stats)
         metadata.execution_order.append(line.node_name)
     metadata.step_stats = StepStats(list(by_device.values()))

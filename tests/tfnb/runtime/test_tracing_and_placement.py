@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tfnb as tf
+from tfnb.kernels import intra_op
 
 CPU = "/job:localhost/replica:0/task:0/device:CPU:{}"
 
@@ -217,6 +218,49 @@ def test_a_timed_run_times_each_line_of_the_executed_plan_fused_lines_as_one(lev
     assert all(a.all_start_micros <= b.all_start_micros for a, b in zip(stats, stats[1:]))
     assert metadata.execution_order == [s.node_name for s in stats]
     assert {"act"} <= {e["name"] for e in metadata.to_chrome_trace()["traceEvents"] if e["ph"] == "X"}
+
+
+def test_a_timed_line_records_the_process_cpu_time_it_took(monkeypatch):
+    # Each line reads the process's CPU time before and after: a fake clock that each read advances by 1 ms shows
+    # one pair of reads per line, and the untimed trace levels leave the field empty.
+    from tfnb.runtime import codegen
+    reads = iter(range(10**6))
+    monkeypatch.setattr(codegen.time, "process_time", lambda: next(reads) * 1e-3)
+    x = tf.placeholder(tf.float32, [3], name="x")
+    y = tf.reduce_sum(tf.square(x, name="sq"), name="y")
+    with tf.Session() as sess:
+        value, metadata = timed_run(sess, y, {x: np.arange(3, dtype=np.float32)})
+        _, full = timed_run(sess, y, {x: np.arange(3, dtype=np.float32)}, tf.RunOptions.FULL_TRACE)
+    assert value == 5.0
+    stats = metadata.node_stats()
+    assert stats and all(s.cpu_micros == pytest.approx(1000.0) for s in stats)
+    assert all(e["args"]["cpu_us"] == pytest.approx(1000.0)
+               for e in metadata.to_chrome_trace()["traceEvents"] if e["ph"] == "X")
+    assert all(s.cpu_micros is None for s in full.node_stats())
+    assert not any("cpu_us" in e["args"] for e in full.to_chrome_trace()["traceEvents"] if e["ph"] == "X")
+
+
+@pytest.mark.skipif(intra_op.default_width() < 2, reason="needs two cores")
+def test_a_convolution_split_across_two_threads_keeps_more_than_one_core_busy():
+    # cpu_micros counts the helper thread's share too: above the line's wall time when both cores work. A busy
+    # machine may take the second core away for a step, so the best of a few steps counts.
+    rng = np.random.default_rng(0)
+    x = tf.placeholder(tf.float32, [8, 64, 64, 32], name="x")
+    w = tf.constant(rng.standard_normal((3, 3, 32, 64)).astype(np.float32))
+    y = tf.reduce_sum(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", name="conv"), name="y")
+    feed = {x: rng.standard_normal((8, 64, 64, 32)).astype(np.float32)}
+    busy = {}
+    for threads in (1, 2):
+        with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
+            sess.run(y, feed)
+            ratios = []
+            for _ in range(5):
+                _, metadata = timed_run(sess, y, feed)
+                conv = next(s for s in metadata.node_stats() if s.op_type == "Conv2D")
+                ratios.append(conv.cpu_micros / conv.all_end_rel_micros)
+        busy[threads] = ratios
+    assert max(busy[2]) > 1.2
+    assert min(busy[1]) < 1.2
 
 
 def test_a_timed_run_waits_for_a_device_that_queues_work_before_each_of_its_lines_ends(monkeypatch):
