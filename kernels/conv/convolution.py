@@ -10,6 +10,7 @@ from tfnb.framework.common_shapes import Geometry
 from tfnb.kernels.conv.arguments import check_rank4, compute_dtype, fail, geometry_or_fail, size_vector
 from tfnb.kernels.conv.choice import chosen, run_convolution, run_gradients
 from tfnb.kernels.conv.fft import fft_backprop
+from tfnb.kernels.conv.pointwise import pointwise_claims, pointwise_forward, pointwise_gradients
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.intra_op import run_width, side_by_side
 from tfnb.kernels.long_rows import add_channels_into, relu_into
@@ -72,8 +73,9 @@ def _split_channels(scratch: Scratch, values, widths: list[int]) -> tuple:
     return tuple(parts)
 
 
-# Convolutions of one input with filters of one size are one convolution with the filters side by side
-# (Peers): an inception module's three 1x1 convolutions of its input, forward and backward.
+# Convolutions of one input with filters of one size run on one line (Peers): an inception module's three 1x1
+# convolutions of its input, forward and backward, as products of its pixels (pointwise.py); larger filters as one
+# convolution with the filters side by side.
 @kernel("Conv2D", parallel=True, fresh_output=True,
         epilogues=(Epilogue(("BiasAdd",), "with_bias"), Epilogue(("BiasAdd", "Relu"), "with_bias_relu")),
         peers=Peers("with_peers", shared=0, alike=1))
@@ -89,8 +91,9 @@ def conv2d(node):
                          epilogue)
 
     def with_peers(fused_ops: tuple):
-        """Conv2D lines of one input, each fused with `fused_ops` (BiasAdd, then Relu), as one convolution with
-        their filters (and biases) side by side, each line's output copied out of it (Peers)."""
+        """Conv2D lines of one input, each fused with `fused_ops` (BiasAdd, then Relu), on one line (Peers): 1x1
+        filters at stride 1 as products of the input's pixels (pointwise.py), others as one convolution with their
+        filters (and biases) side by side, each line's output copied out of it."""
         if fused_ops not in _PEER_EPILOGUES:
             return None
         relu = _PEER_EPILOGUES[fused_ops]
@@ -100,6 +103,10 @@ def conv2d(node):
             biases = [args[1] for args in peer_args] if relu is not None else []
             if not _filters_line_up(filters, biases):
                 return None
+            if pointwise_claims(x, filters, attrs):
+                return pointwise_forward(scratch, x, filters, [
+                    None if relu is None else _bias_epilogue(node.xp, b, w.shape[3], relu)
+                    for w, b in zip(filters, biases or [None] * len(filters))])
             w = node.xp.concatenate(filters, axis=3)
             epilogue = None if relu is None else _bias_epilogue(node.xp, node.xp.concatenate(biases), w.shape[3], relu)
             return _split_channels(scratch, run(x, w, epilogue), [f.shape[3] for f in filters])
@@ -172,7 +179,9 @@ def conv2d_backprop_input(node):
 
     def with_summed_peers(fused_ops: tuple):
         """Gradient pairs (with_filter_gradient) of convolutions of one input x, whose input gradients one AddN
-        sums, as one pair with the filters and the dy side by side: (the AddN, each filter gradient) (Peers)."""
+        sums, on one line: (the AddN, each filter gradient) (Peers). 1x1 filters at stride 1 as products of the
+        input's pixels, both gradients per chunk of them (pointwise.py); others as one pair with the filters and
+        the dy side by side."""
         if fused_ops != ("Conv2DBackpropInput", "Conv2DBackpropFilter"):
             return None
 
@@ -183,6 +192,10 @@ def conv2d_backprop_input(node):
                             and dy.dtype == dys[0].dtype and size_vector(f) == w.shape
                             for dy, w, f in zip(dys, filters, filter_sizes))):
                 return None
+            if (pointwise_claims(x, filters, attrs) and size_vector(sizes[0]) == x.shape
+                    and all(dy.shape[:3] == x.shape[:3] and dy.dtype == x.dtype for dy in dys)
+                    and all(a.shape == x.shape and a.dtype == x.dtype for a in addends)):
+                return pointwise_gradients(scratch, x, dys, filters, addends)
             w = xp.concatenate(filters, axis=3)
             dx, dw = with_filter_gradient(sizes[0], w, xp.concatenate(dys, axis=3), x, np.asarray(w.shape))
             if any(a.shape != dx.shape or a.dtype != dx.dtype for a in addends):

@@ -831,10 +831,17 @@ def merged_lines(sess: tf.Session) -> list[str]:
     return [line for line in fused_lines(sess) if len(re.findall(r"= Conv2D(?:BackpropInput)?\b", line)) > 1]
 
 
-def test_convolutions_of_one_input_run_as_one_forward_and_backward_and_train_as_unfused_plans():
+# 1x1 filters run as products of the input's rows (kernels/conv/pointwise.py), 3x3 ones as one convolution with the
+# filters side by side.
+@pytest.mark.parametrize("size", [1, 3])
+def test_convolutions_of_one_input_run_as_one_forward_and_backward_and_train_as_unfused_plans(monkeypatch, size):
+    calls = []
+    for name in ("pointwise_forward", "pointwise_gradients"):
+        real = getattr(convolution, name)
+        monkeypatch.setattr(convolution, name, lambda *args, real=real, name=name: calls.append(name) or real(*args))
     x = tf.placeholder(tf.float32, [2, 7, 7, 5])
-    module = inception_module(x)
-    loss = tf.reduce_mean(tf.square(inception_module(module, (3, 2), seed=21)))
+    module = inception_module(x, kernel_sizes=(size,) * 3)
+    loss = tf.reduce_mean(tf.square(inception_module(module, (3, 2), (size,) * 2, seed=21)))
     grads = tf.gradients(loss, [x] + tf.trainable_variables())
     train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
     data = np.random.default_rng(22).standard_normal((2, 7, 7, 5)).astype(np.float32)
@@ -852,6 +859,7 @@ def test_convolutions_of_one_input_run_as_one_forward_and_backward_and_train_as_
     # gradients. Training takes no gradient of x: the first module's filter gradients run apart, unpaired.
     assert [len(lines) for lines in merged] == [4, 3, 0, 0]
     assert [sum("= AddN" in line for line in lines) for lines in merged[:2]] == [2, 1]
+    assert set(calls) == ({"pointwise_forward", "pointwise_gradients"} if size == 1 else set())
     for fused, unfused in zip(*results):
         np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5)
 

@@ -1,0 +1,61 @@
+"""Peers of 1x1 convolutions as products of the input's rows (kernels/conv/pointwise.py), against NumPy."""
+
+import numpy as np
+import pytest
+
+from tfnb.kernels import intra_op
+from tfnb.kernels.conv import pointwise
+from tfnb.kernels.conv.scratch import Scratch
+
+ATTRS = {"strides": [1, 1, 1, 1], "padding": "SAME", "data_format": "NHWC"}
+
+
+def _peers(rng, channels=(5, 3, 1)):
+    x = rng.standard_normal((3, 4, 5, 6)).astype(np.float32)
+    return x, [rng.standard_normal((1, 1, 6, c)).astype(np.float32) for c in channels]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_each_filter_and_its_epilogue_over_chunks_of_rows(monkeypatch, threads):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(Scratch, "chunk_bytes", lambda self, host_bytes=0: 100)  # a few rows a chunk
+    rng = np.random.default_rng(0)
+    x, filters = _peers(rng)
+    chunks = []
+    epilogues = [chunks.append, None, lambda values: np.negative(values, out=values)]
+    with intra_op.RunThreads(threads, 1):
+        outputs = pointwise.pointwise_forward(Scratch(np), x, filters, epilogues)
+    for out, w, sign in zip(outputs, filters, (1, 1, -1)):
+        assert out.shape == x.shape[:3] + (w.shape[3],)
+        np.testing.assert_allclose(out, sign * np.einsum("nhwc,cf->nhwf", x, w[0, 0]), rtol=1e-5, atol=1e-5)
+    assert sum(c.shape[0] for c in chunks) == 3 * 4 * 5  # each chunk of rows once
+    assert threads == 1 or len(chunks) > 2  # one thread takes its work in one chunk (scratch._even_chunks)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_gradients_sum_the_peers_and_addends_into_the_input_and_split_nothing(monkeypatch, threads):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(Scratch, "chunk_bytes", lambda self, host_bytes=0: 100)
+    rng = np.random.default_rng(1)
+    x, filters = _peers(rng)
+    dys = [rng.standard_normal(x.shape[:3] + (w.shape[3],)).astype(np.float32) for w in filters]
+    addends = [rng.standard_normal(x.shape).astype(np.float32) for _ in range(2)]
+    with intra_op.RunThreads(threads, 1):
+        dx, *dws = pointwise.pointwise_gradients(Scratch(np), x, dys, filters, addends)
+    expected = sum(np.einsum("nhwf,cf->nhwc", dy, w[0, 0]) for dy, w in zip(dys, filters)) + sum(addends)
+    np.testing.assert_allclose(dx, expected, rtol=1e-5, atol=1e-5)
+    for dw, dy, w in zip(dws, dys, filters):
+        assert dw.shape == w.shape
+        np.testing.assert_allclose(dw[0, 0], np.einsum("nhwc,nhwf->cf", x, dy), rtol=1e-4, atol=1e-4)
+
+
+def test_only_1x1_filters_at_stride_1_over_contiguous_nhwc_claim():
+    x, filters = _peers(np.random.default_rng(2))
+    assert pointwise.pointwise_claims(x, filters, ATTRS)
+    assert pointwise.pointwise_claims(x, filters, dict(ATTRS, padding="VALID"))
+    assert not pointwise.pointwise_claims(x, filters, dict(ATTRS, strides=[1, 2, 2, 1]))
+    assert not pointwise.pointwise_claims(x, filters, dict(ATTRS, padding="EXPLICIT"))
+    assert not pointwise.pointwise_claims(x[:, :, ::2], filters, ATTRS)  # not contiguous
+    assert not pointwise.pointwise_claims(x, filters + [np.zeros((3, 3, 6, 2), np.float32)], ATTRS)
+    assert not pointwise.pointwise_claims(x, [w.astype(np.float64) for w in filters], ATTRS)
+    assert not pointwise.pointwise_claims(x[:0], filters, ATTRS)
