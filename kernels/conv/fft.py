@@ -17,6 +17,7 @@ import numpy as np
 
 from tfnb.framework.common_shapes import Geometry
 from tfnb.kernels.conv.scratch import Scratch, each_chunk, per_chunk
+from tfnb.kernels.intra_op import parallel_parts
 
 
 def _inside(positions: np.ndarray, extent: int) -> np.ndarray:
@@ -64,17 +65,32 @@ def _positions(geo: Geometry, where: str) -> tuple[np.ndarray, np.ndarray]:
     return tuple(getattr(a, f"{where}_positions")() for a in (geo.h, geo.w))
 
 
-def _spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str):
-    """Spectrum planes (F, G, 2, B, C) of data laid out (H, W, B, C) at the canvas positions `where`."""
+def _spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str, split: bool = False):
+    """Spectrum planes (F, G, 2, B, C) of data laid out (H, W, B, C) at the canvas positions `where`.
+
+    With `split`, the B*C columns are shared out among the run's threads, each transforming its own (a filter's
+    spectrum, which every chunk of the data waits for): the height's transform then runs per column of the
+    data, as W products instead of one.
+    """
     xp, (height, width, batch, channels) = scratch.xp, data.shape
     rows, cols = _positions(geo, where)
     first, second = _analysis_matrices(xp, data.dtype.str, geo.h.canvas, geo.w.canvas, tuple(rows.tolist()),
                                        tuple(cols.tolist()))
     freqs = first.shape[0] // 2
-    half = xp.matmul(first, data.reshape(height, -1), out=scratch(name + ".half", (2 * freqs, width * batch * channels),
-                                                                   data.dtype))
+    half = scratch(name + ".half", (2 * freqs, width, batch * channels), data.dtype)
     planes = scratch(name, (freqs, geo.w.canvas, 2, batch, channels), data.dtype)
-    xp.matmul(second, half.reshape(freqs, 2 * width, -1), out=planes.reshape(freqs, 2 * geo.w.canvas, -1))
+    by_frequency = planes.reshape(freqs, 2 * geo.w.canvas, -1)
+    if not split:
+        xp.matmul(first, data.reshape(height, -1), out=half.reshape(2 * freqs, -1))
+        xp.matmul(second, half.reshape(freqs, 2 * width, -1), out=by_frequency)
+        return planes
+    by_column = data.reshape(height, width, -1)
+
+    def transform(chosen: slice) -> None:
+        xp.matmul(first, by_column[:, :, chosen].transpose(1, 0, 2), out=half[:, :, chosen].transpose(1, 0, 2))
+        xp.matmul(second, half.reshape(freqs, 2 * width, -1)[:, :, chosen], out=by_frequency[:, :, chosen])
+
+    parallel_parts(transform, batch * channels, planes.size * (height + 2 * width))
     return planes
 
 
@@ -85,15 +101,29 @@ def _data_spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str)
     return _spectrum(scratch, name, spatial_first, geo, where)
 
 
-def _signal(scratch: Scratch, planes, geo: Geometry, where: str, out):
-    """Real values (Hq, Wq, B, C) into `out`, at the canvas positions `where`, of spectrum planes (F, G, 2, B, C)."""
+def _signal(scratch: Scratch, planes, geo: Geometry, where: str, out, split: bool = False):
+    """Real values (Hq, Wq, B, C) into `out`, at the canvas positions `where`, of spectrum planes (F, G, 2, B, C).
+
+    With `split`, the B*C columns are shared out among the run's threads (a filter gradient's, which comes after
+    every chunk), the height's transform then as Wq products, one per output column."""
     xp, (freqs, _, _, batch, channels) = scratch.xp, planes.shape
     rows, cols = _positions(geo, where)
     first, second = _synthesis_matrices(xp, planes.dtype.str, geo.h.canvas, geo.w.canvas, tuple(rows.tolist()),
                                         tuple(cols.tolist()))
     half = scratch("signal.half", (freqs, first.shape[0], batch * channels), planes.dtype)
-    xp.matmul(first, planes.reshape(freqs, -1, batch * channels), out=half)
-    return xp.matmul(second, half.reshape(2 * freqs, -1), out=out.reshape(len(rows), -1))
+    by_frequency = planes.reshape(freqs, -1, batch * channels)
+    if not split:
+        xp.matmul(first, by_frequency, out=half)
+        return xp.matmul(second, half.reshape(2 * freqs, -1), out=out.reshape(len(rows), -1))
+    columns = first.shape[0] // 2
+    by_column, half_by_column = out.reshape(len(rows), columns, -1), half.reshape(2 * freqs, columns, -1)
+
+    def transform(chosen: slice) -> None:
+        xp.matmul(first, by_frequency[:, :, chosen], out=half[:, :, chosen])
+        xp.matmul(second, half_by_column[:, :, chosen].transpose(1, 0, 2), out=by_column[:, :, chosen].transpose(1, 0, 2))
+
+    parallel_parts(transform, batch * channels, planes.size * (first.shape[0] + len(rows)))
+    return out.reshape(len(rows), -1)
 
 
 def _nhwc_signal(scratch: Scratch, planes, geo: Geometry, where: str, out) -> None:
@@ -129,7 +159,7 @@ def _spectrum_bytes(geo: Geometry, channels: int, itemsize: int) -> int:
 
 def fft_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
     """Conv2D as spectrum(x) times the conjugate spectrum of w, back at the strided output positions."""
-    ws = _spectrum(scratch, "w", w, geo, "tap")
+    ws = _spectrum(scratch, "w", w, geo, "tap", split=True)
     out = scratch.output((x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
 
     def chunk(images):
@@ -144,7 +174,7 @@ def fft_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
 
 def fft_backprop_input(scratch: Scratch, dy, w, geo: Geometry):
     """Conv2DBackpropInput as spectrum(dy) times the transposed spectrum of w, read back at the input positions."""
-    ws = _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap")
+    ws = _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap", split=True)
     out = scratch.output((dy.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
 
     def chunk(images):
@@ -184,12 +214,12 @@ def fft_backprop_filter(scratch: Scratch, x, dy, geo: Geometry, each_dy_spectrum
     for other in others:
         xp.add(total, other, out=total)
     out = scratch.output((geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3]), x.dtype)
-    return _signal(scratch, total, geo, "tap", out).reshape(out.shape)
+    return _signal(scratch, total, geo, "tap", out, split=True).reshape(out.shape)
 
 
 def fft_backprop(scratch: Scratch, x, w, dy, geo: Geometry) -> tuple:
     """Both gradients of a convolution, (input, filter), from one spectrum of each chunk of dy."""
-    ws = _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap")
+    ws = _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap", split=True)
     dx = scratch.output((x.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
 
     def input_gradient(images, ys):

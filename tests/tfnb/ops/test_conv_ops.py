@@ -10,7 +10,7 @@ import pytest
 import tfnb as tf
 from tfnb.framework.common_shapes import geometry_from_attrs
 from tfnb.kernels import conv, intra_op
-from tfnb.kernels.conv import choice, gemm, pooling, scratch, winograd
+from tfnb.kernels.conv import choice, fft, gemm, pooling, scratch, winograd
 from tfnb.kernels.conv import rows as row_products
 from tfnb.kernels.conv.fft import fft_backprop_filter, fft_forward
 from tfnb.kernels.conv.gemm import gemm_backprop_filter
@@ -323,6 +323,28 @@ def test_parallel_parts_give_the_serial_result(monkeypatch):
                                    rtol=1e-4, atol=1e-3)
     # Every call that split its batch statically ran beside helper threads (in_turns is tested apart).
     assert threads and all(len(names) > 1 for names, splitter in threads if splitter == "per_chunk")
+
+
+def test_a_filters_spectrum_and_its_gradients_synthesis_split_by_columns_give_the_whole_products(monkeypatch):
+    # The filter's spectrum and the filter gradient's way back to the taps run with their columns shared among the
+    # threads (each thread its own columns, W products for the height's transform): the same values as in one piece.
+    rng = np.random.default_rng(10)
+    w = rng.standard_normal((5, 3, 6, 7)).astype(np.float32)
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (9, 8), (5, 3))
+    whole = fft._spectrum(conv.Scratch(np), "w", w, geo, "tap").copy()
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    threads = set()
+    real = fft.parallel_parts
+    monkeypatch.setattr(fft, "parallel_parts", lambda fn, n, work: real(
+        lambda part: threads.add(threading.get_ident()) or fn(part), n, work))
+    with intra_op.RunThreads(2, 1):
+        split = fft._spectrum(conv.Scratch(np), "w", w, geo, "tap", split=True)
+        np.testing.assert_allclose(split, whole, rtol=1e-5, atol=1e-5)
+        taps = fft._signal(conv.Scratch(np), whole, geo, "tap", np.empty(w.shape, np.float32), split=True)
+    expected = fft._signal(conv.Scratch(np), whole, geo, "tap", np.empty(w.shape, np.float32))
+    np.testing.assert_allclose(taps, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(taps.reshape(w.shape), w, rtol=1e-4, atol=1e-4)  # the spectrum's way back
+    assert len(threads) == 2
 
 
 def test_winograd_chunks_of_tile_rows_that_span_images(monkeypatch):
