@@ -68,9 +68,9 @@ def _positions(geo: Geometry, where: str) -> tuple[np.ndarray, np.ndarray]:
 def _spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str, split: bool = False):
     """Spectrum planes (F, G, 2, B, C) of data laid out (H, W, B, C) at the canvas positions `where`.
 
-    With `split`, the B*C columns are shared out among the run's threads, each transforming its own (a filter's
-    spectrum, which every chunk of the data waits for): the height's transform then runs per column of the
-    data, as W products instead of one.
+    With `split`, on the host, the B*C columns are shared out among the run's threads, each transforming its own
+    (a filter's spectrum, which every chunk of the data waits for): the height's transform then runs per column of
+    the data, as W products instead of one. A device takes the whole transform in two products, as a chunk.
     """
     xp, (height, width, batch, channels) = scratch.xp, data.shape
     rows, cols = _positions(geo, where)
@@ -80,7 +80,7 @@ def _spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str, spli
     half = scratch(name + ".half", (2 * freqs, width, batch * channels), data.dtype)
     planes = scratch(name, (freqs, geo.w.canvas, 2, batch, channels), data.dtype)
     by_frequency = planes.reshape(freqs, 2 * geo.w.canvas, -1)
-    if not split:
+    if not split or xp is not np:
         xp.matmul(first, data.reshape(height, -1), out=half.reshape(2 * freqs, -1))
         xp.matmul(second, half.reshape(freqs, 2 * width, -1), out=by_frequency)
         return planes
@@ -104,15 +104,15 @@ def _data_spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str)
 def _signal(scratch: Scratch, planes, geo: Geometry, where: str, out, split: bool = False):
     """Real values (Hq, Wq, B, C) into `out`, at the canvas positions `where`, of spectrum planes (F, G, 2, B, C).
 
-    With `split`, the B*C columns are shared out among the run's threads (a filter gradient's, which comes after
-    every chunk), the height's transform then as Wq products, one per output column."""
+    With `split`, on the host, the B*C columns are shared out among the run's threads (a filter gradient's, which
+    comes after every chunk), the height's transform then as Wq products, one per output column."""
     xp, (freqs, _, _, batch, channels) = scratch.xp, planes.shape
     rows, cols = _positions(geo, where)
     first, second = _synthesis_matrices(xp, planes.dtype.str, geo.h.canvas, geo.w.canvas, tuple(rows.tolist()),
                                         tuple(cols.tolist()))
     half = scratch("signal.half", (freqs, first.shape[0], batch * channels), planes.dtype)
     by_frequency = planes.reshape(freqs, -1, batch * channels)
-    if not split:
+    if not split or xp is not np:
         xp.matmul(first, by_frequency, out=half)
         return xp.matmul(second, half.reshape(2 * freqs, -1), out=out.reshape(len(rows), -1))
     columns = first.shape[0] // 2

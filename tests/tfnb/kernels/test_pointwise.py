@@ -59,3 +59,25 @@ def test_only_1x1_filters_at_stride_1_over_contiguous_nhwc_claim():
     assert not pointwise.pointwise_claims(x, filters + [np.zeros((3, 3, 6, 2), np.float32)], ATTRS)
     assert not pointwise.pointwise_claims(x, [w.astype(np.float64) for w in filters], ATTRS)
     assert not pointwise.pointwise_claims(x[:0], filters, ATTRS)
+
+
+@pytest.mark.parametrize("device", ["strict", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_on_a_device_the_peers_take_their_rows_in_one_chunk_and_give_the_hosts_values(device):
+    if device == "gpu":
+        import cupy as xp
+    else:
+        from tfnb.runtime.strict_numpy import STRICT_XP as xp
+    rng = np.random.default_rng(3)
+    x, filters = _peers(rng)
+    dys = [rng.standard_normal(x.shape[:3] + (w.shape[3],)).astype(np.float32) for w in filters]
+    addend = rng.standard_normal(x.shape).astype(np.float32)
+    on_host = (pointwise.pointwise_forward(Scratch(np), x, filters, [None] * 3)
+               + pointwise.pointwise_gradients(Scratch(np), x, dys, filters, [addend]))
+    chunks = []
+    to_device = [xp.asarray(a) for a in (x, *filters, *dys, addend)]
+    dx, *rest = to_device
+    on_device = (pointwise.pointwise_forward(Scratch(xp), dx, rest[:3], [chunks.append, None, None])
+                 + pointwise.pointwise_gradients(Scratch(xp), dx, rest[3:6], rest[:3], [rest[6]]))
+    assert len(chunks) == 1  # Scratch.chunk_bytes: a device takes the batch whole
+    for device_value, host_value in zip(on_device, on_host):
+        np.testing.assert_allclose(device_value.get(), host_value, rtol=1e-5, atol=1e-5)

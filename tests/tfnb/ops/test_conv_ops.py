@@ -345,6 +345,13 @@ def test_a_filters_spectrum_and_its_gradients_synthesis_split_by_columns_give_th
     np.testing.assert_allclose(taps, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(taps.reshape(w.shape), w, rtol=1e-4, atol=1e-4)  # the spectrum's way back
     assert len(threads) == 2
+    # A device (STRICT here, as a GPU) keeps its two whole products: W small ones would each be a kernel launch.
+    from tfnb.runtime.strict_numpy import STRICT_XP
+    threads.clear()
+    with intra_op.RunThreads(2, 1):
+        on_device = fft._spectrum(conv.Scratch(STRICT_XP), "w", STRICT_XP.asarray(w), geo, "tap", split=True)
+    np.testing.assert_allclose(on_device.get(), whole, rtol=1e-5, atol=1e-5)
+    assert not threads
 
 
 def test_winograd_chunks_of_tile_rows_that_span_images(monkeypatch):
