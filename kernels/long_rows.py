@@ -1,4 +1,4 @@
-"""ReLU and per-channel additions on NumPy arrays as loops over long contiguous rows.
+"""ReLU and per-channel additions as loops over long contiguous rows on NumPy; other namespaces' plain ufuncs.
 
 NumPy runs `maximum(x, 0)` with a scalar several times slower than `maximum(x, zeros)` over a same-sized row,
 and `x + bias` over NHWC data in loops one pixel's channels long. Viewing a contiguous array as rows of a few
@@ -36,10 +36,10 @@ def _contiguous(*arrays: np.ndarray) -> bool:
     return all(a.flags.c_contiguous for a in arrays)
 
 
-def relu_into(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """max(x, 0) into out (x itself allowed), x and out NumPy arrays of one shape and dtype."""
-    if not _contiguous(x, out):
-        return np.maximum(x, out.dtype.type(0), out=out)
+def relu_into(xp, x, out):
+    """max(x, 0) into out (x itself allowed), arrays of namespace xp of one shape and dtype."""
+    if xp is not np or not _contiguous(x, out):
+        return xp.maximum(x, out.dtype.type(0), out=out)
     zeros = _zero_rows.get(out.dtype)
     if zeros is None:
         zeros = _zero_rows[out.dtype] = np.zeros(ROW, out.dtype)
@@ -47,9 +47,10 @@ def relu_into(x: np.ndarray, out: np.ndarray) -> np.ndarray:
     return _by_rows(np.maximum, x, zeros, out)
 
 
-def add_channels_into(values: np.ndarray, bias: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """values + bias (one per channel, the last axis) into out (values itself allowed), NumPy arrays."""
-    channels = bias.shape[0]
-    if values.size < _TILED_BIAS_SIZE or not _contiguous(values, out) or values.shape[-1] != channels:
-        return np.add(values, bias, out=out)
-    return _by_rows(np.add, values, np.tile(bias, -(-ROW // channels)), out)
+def add_channels_into(xp, values, bias, out):
+    """values + bias into out (values itself allowed), arrays of namespace xp: over long rows where bias holds one
+    value per channel (the last axis), else by broadcasting."""
+    if (xp is not np or bias.ndim != 1 or values.size < _TILED_BIAS_SIZE or not _contiguous(values, out)
+            or values.shape[-1] != bias.shape[0]):
+        return xp.add(values, bias, out=out)
+    return _by_rows(np.add, values, np.tile(bias, -(-ROW // bias.shape[0])), out)

@@ -418,17 +418,11 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
         layer's bias (and activation) in the pass that reads the product from the cache."""
         out = run(a, b)
         if addend.dtype == out.dtype and xp.broadcast_shapes(out.shape, addend.shape) == out.shape:
-            if xp is np and addend.ndim == 1:  # long contiguous loops (kernels/long_rows.py)
-                add_channels_into(out, addend, out)
-            else:
-                xp.add(out, addend, out=out)
+            add_channels_into(xp, out, addend, out)
         else:
             out = xp.add(out, addend)
         if relu:
-            if xp is np:
-                relu_into(out, out)
-            else:
-                xp.maximum(out, out.dtype.type(0), out=out)
+            relu_into(xp, out, out)
         return out
 
     def with_relu_grad(a, b, features):

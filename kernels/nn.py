@@ -34,16 +34,13 @@ def _shifted(x, axis: int):
 def relu(node):
     xp, zero = node.xp, _typed(node, 0)
 
-    # On NumPy, over long rows (kernels/long_rows.py).
-    fill = relu_into if xp is np else lambda x, out: xp.maximum(x, zero, out=out)
-
     def into(x, out):
-        return _split(xp, lambda rows: fill(x[rows], out[rows]), out)
+        return _split(xp, lambda rows: relu_into(xp, x[rows], out[rows]), out)
 
     def run(x):
-        if xp is not np:
+        if xp is not np:  # ufuncs and scalars only: a device may compile it with its neighbours (xp.fuse)
             return xp.maximum(x, zero)
-        return into(x, xp.empty_like(x)) if x.size >= PARALLEL_WORK else relu_into(x, xp.empty_like(x))
+        return into(x, xp.empty_like(x)) if x.size >= PARALLEL_WORK else relu_into(xp, x, xp.empty_like(x))
 
     def inplace(x):
         return into(x, x)
@@ -156,8 +153,7 @@ def bias_add(node):
 
     def into(value, bias, out):
         bias = broadcastable(value, bias)
-        add = add_channels_into if xp is np and not channels_first else xp.add
-        return _split(xp, lambda rows: add(value[rows], bias, out=out[rows]), out)
+        return _split(xp, lambda rows: add_channels_into(xp, value[rows], bias, out[rows]), out)
 
     def run(value, bias):
         if xp is np and value.size >= PARALLEL_WORK:

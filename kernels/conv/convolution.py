@@ -35,17 +35,11 @@ def _bias_epilogue(xp, bias, channels: int, relu: bool):
     if bias.shape != (channels,):
         fail(f"Must provide as many biases as the channel dimension of the input tensor: {list(bias.shape)} vs. "
              f"{channels} channels")
-    zero = bias.dtype.type(0)
 
     def epilogue(values):
-        if xp is np:  # long contiguous loops (kernels/long_rows.py)
-            add_channels_into(values, bias, values)
-            if relu:
-                relu_into(values, values)
-            return
-        xp.add(values, bias, out=values)
+        add_channels_into(xp, values, bias, values)
         if relu:
-            xp.maximum(values, zero, out=values)
+            relu_into(xp, values, values)
 
     return epilogue
 
