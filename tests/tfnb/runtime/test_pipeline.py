@@ -78,8 +78,10 @@ def test_a_plain_plan_has_neither_fusion_nor_buffer_reuse():
         assert "# fused" in optimized.source and "out=" in optimized.source
         assert "# fused" not in plain.source and "out=" not in plain.source and ".inplace" not in plain.source
         assert plain.plain and not optimized.plain
+        # The convolution's algorithm is whichever was fastest when the process first met these shapes (Winograd or
+        # FFT under load): F(4x4, 3x3)'s float32 sums differ from a direct one by up to 2e-5 here.
         np.testing.assert_allclose(sess.run(z, {x: value}),
-                                   np.tanh(2 * np.maximum(_conv_same(value) + 1.0, 0)), rtol=1e-5, atol=1e-5)
+                                   np.tanh(2 * np.maximum(_conv_same(value) + 1.0, 0)), rtol=1e-4, atol=1e-4)
 
 
 def _conv_same(x):
