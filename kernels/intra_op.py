@@ -15,6 +15,7 @@ use: with two owners of the cores, both are slow. So each run has one owner:
 from __future__ import annotations
 
 import collections
+import itertools
 import os
 import sys
 import threading
@@ -80,8 +81,9 @@ def run_beside(task: Callable[[], object], then: Callable[[], object]) -> tuple:
     fewer of them. For a task that a second core speeds up little (a pool: a few passes over memory) beside one
     that splits its work (a convolution), as TF's inter-op threads run independent ops at once.
 
-    Where then never splits its work, the task runs after it, in the calling thread. An error of the task is
-    raised once then has ended.
+    Where then's split runs tasks side by side (side_by_side), the task is one more of them, taken by the thread
+    that ends its first task first. Where then never splits its work, the task runs after it, in the calling
+    thread. An error of the task is raised once then has ended.
     """
     beside = _Beside(task)
     _run.beside = beside
@@ -98,7 +100,8 @@ def run_beside(task: Callable[[], object], then: Callable[[], object]) -> tuple:
 
 
 class _Beside:
-    """A task that the first helper of the next split runs before its part (run_beside)."""
+    """A task that the first helper of the next split runs before its part, or side_by_side runs as one more task
+    (run_beside)."""
 
     def __init__(self, task: Callable[[], object]) -> None:
         self.task = task
@@ -121,15 +124,26 @@ class _Beside:
 
 
 def side_by_side(tasks: list, work: float) -> list:
-    """[task() for task in tasks], the tasks shared out among the run's threads, each task in one thread.
+    """[task() for task in tasks], the run's threads each taking the next task when done with the last, each task
+    in one thread.
 
     For kernels made of independent parts of similar cost (a convolution's input and filter gradients, at the
     shapes where this measured faster: kernels/conv/choice.run_gradients): each runs alone on its core, where
     splitting each across the threads in turn would hand work back and forth between them twice. A split inside a
-    task runs in the task's thread (parallel_parts).
+    task runs in the task's thread (parallel_parts). A task waiting to run beside (run_beside) is taken last, by
+    the thread that ends its first task first: it fills the time that the shorter task leaves that core idle.
     """
-    return [result for part in parallel_parts(lambda part: [task() for task in tasks[part]], len(tasks), work)
-            for result in part]
+    beside, _run.beside = getattr(_run, "beside", None), None
+    jobs = list(tasks) + ([] if beside is None else [beside.run])
+    results: list = [None] * len(jobs)
+    claimed = itertools.count()  # next() on it is one atomic step under the GIL
+
+    def take_turns(_):
+        while (index := next(claimed)) < len(jobs):
+            results[index] = jobs[index]()
+
+    parallel_parts(take_turns, len(tasks), work)
+    return results[:len(tasks)]
 
 
 class _Helper:

@@ -269,6 +269,28 @@ def test_run_beside_hands_the_task_to_the_first_helper_of_the_next_split_before_
     assert task_thread != threading.get_ident() and width == 1 and helper_events == ["task", "part"]
 
 
+def test_run_beside_gives_side_by_side_the_task_as_one_more_taken_by_the_thread_that_ends_first(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    runs = []
+
+    def task(name, seconds):
+        def run():
+            time.sleep(seconds)
+            runs.append((name, threading.get_ident()))
+            return name
+        return run
+
+    def then():
+        gradients = intra_op.side_by_side([task("input", 0), task("filter", 0.3)], 1)
+        intra_op.parallel_parts(lambda rows: rows, 2, 2)  # a later split: the task is not run again
+        return gradients
+
+    with intra_op.RunThreads(2, 1):
+        assert intra_op.run_beside(task("pool", 0), then) == ("pool", ["input", "filter"])
+    threads = dict(runs)
+    assert len(runs) == 3 and threads["pool"] == threads["input"] != threads["filter"]
+
+
 def test_run_beside_runs_the_task_after_then_where_then_does_not_split():
     order = []
     assert intra_op.run_beside(lambda: order.append(("task", threading.get_ident())) or 1,
