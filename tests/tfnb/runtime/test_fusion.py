@@ -128,9 +128,17 @@ def test_a_gradient_pair_computes_its_two_directions_side_by_side(monkeypatch):
     gradients = _convolution_gradients()
     threads = []
     side_by_side = convolution.side_by_side
+    both_running = threading.Barrier(2, timeout=10)  # broken unless the two directions run at once
+
+    def recording(task):
+        def run():
+            both_running.wait()
+            threads.append(threading.get_ident())
+            return task()
+        return run
 
     def recorded(tasks, work):
-        return side_by_side([lambda task=task: threads.append(threading.get_ident()) or task() for task in tasks], work)
+        return side_by_side([recording(task) for task in tasks], work)
 
     monkeypatch.setattr(convolution, "side_by_side", recorded)
     results = []
@@ -614,8 +622,10 @@ def fused_updates(monkeypatch) -> list:
     return done
 
 
-# Batches of two take matrix-vector products, of eight one product; 1024 columns make the descent go in bands.
-@pytest.mark.parametrize("batch,width,relu", [(2, 8, False), (8, 8, True), (2, 1024, True), (8, 1024, False)])
+# Batches of up to four take matrix-vector products, of eight one product of the weights with dy transposed; 1024
+# columns make the descent go in bands.
+@pytest.mark.parametrize("batch,width,relu", [(2, 8, False), (8, 8, True), (2, 1024, True), (4, 1024, True),
+                                              (8, 1024, False)])
 def test_an_input_gradient_and_its_weights_descent_are_one_line_and_train_as_unfused_plans(batch, width, relu,
                                                                                            fused_updates):
     w1, w2, x, loss, optimizer, feeds = two_dense_layers(batch, width, relu)
