@@ -197,13 +197,39 @@ def _check_dense(handles, grad) -> None:
 
 
 def _dense(node, rule, temps: int = 1):
-    """update(handles, grad, *hyperparameters): the rule on the whole variable and slots."""
+    """update(handles, grad, *hyperparameters): the rule on the whole variable and slots.
+
+    On NumPy, a variable of _DESCENT_WHOLE elements or more goes block by block (_DESCENT_BLOCK elements of each
+    array), blocks split across the run's threads: each of the rule's passes over a block finds it in a core's
+    L2 cache, where passes over the whole arrays stream them from memory once per pass. Every rule is elementwise,
+    so the result is the same, and the temporaries are a block's size, not the variable's (151 MB for AlexNet's
+    first dense layer). AlexNet's training step at batch 4, alternating in one process: with MomentumOptimizer 0.83x
+    (205 to 169 ms), with AdamOptimizer 0.63x (351 to 227 ms).
+    """
     xp, scratch = node.xp, _scratch(node.xp, temps)
 
     def update(handles, grad, *hyperparameters):
         _check_dense(handles, grad)
-        buffers = scratch(grad)
-        _writable(handles, xp, lambda *arrays: rule(xp, buffers, *arrays, grad, *hyperparameters))
+
+        def apply(*arrays):
+            if xp is not np or grad.size < _DESCENT_WHOLE or not all(
+                    array.flags.c_contiguous for array in arrays + (grad,)):
+                rule(xp, scratch(grad), *arrays, grad, *hyperparameters)
+                return
+            flat, flat_grad = [array.reshape(-1) for array in arrays], grad.reshape(-1)
+
+            def blocks(part: slice) -> None:
+                buffers = scratch(flat_grad[:_DESCENT_BLOCK])
+                for first in range(part.start * _DESCENT_BLOCK, min(part.stop * _DESCENT_BLOCK, flat_grad.size),
+                                   _DESCENT_BLOCK):
+                    block = slice(first, min(first + _DESCENT_BLOCK, flat_grad.size))
+                    size = block.stop - block.start
+                    rule(xp, [buffer[:size] for buffer in buffers], *[array[block] for array in flat],
+                         flat_grad[block], *hyperparameters)
+
+            parallel_parts(blocks, -(-flat_grad.size // _DESCENT_BLOCK), flat_grad.size * len(arrays))
+
+        _writable(handles, xp, apply)
     return update
 
 

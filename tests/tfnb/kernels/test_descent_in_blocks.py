@@ -1,5 +1,7 @@
 """Gradient descent on large variables (kernels/training.py): in cache-sized blocks, across the run's threads."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -36,3 +38,49 @@ def test_a_training_step_descends_a_large_variable_where_its_gradient_lies(monke
         updated = sess.run(w)
     expected = value - 0.01 * (inputs.T @ (2 * inputs @ value))
     np.testing.assert_allclose(updated, expected, rtol=1e-4, atol=1e-5)
+
+
+OPTIMIZERS = {"momentum": lambda: tf.train.MomentumOptimizer(0.01, 0.9),
+              "nesterov": lambda: tf.train.MomentumOptimizer(0.01, 0.9, use_nesterov=True),
+              "adagrad": lambda: tf.train.AdagradOptimizer(0.1), "adadelta": lambda: tf.train.AdadeltaOptimizer(1.0),
+              "rmsprop": lambda: tf.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True),
+              "adam": lambda: tf.train.AdamOptimizer(0.01)}
+
+
+def optimizer_steps(make, steps: int = 3) -> list:
+    """A variable's values after each of `steps` steps of an optimizer, in a plan with a convolution: its run has
+    two threads."""
+    graph = tf.Graph()
+    with graph.as_default():
+        w = tf.Variable(np.random.default_rng(3).standard_normal((13, 19)).astype(np.float32))
+        x = tf.constant(np.random.default_rng(4).standard_normal((5, 13)).astype(np.float32))
+        image = tf.placeholder(tf.float32, [1, 4, 4, 1])
+        convolved = tf.nn.conv2d(image, tf.ones([3, 3, 1, 1]), [1, 1, 1, 1], "SAME")
+        train = make().minimize(tf.reduce_sum(tf.tanh(tf.matmul(x, w))))
+        init = tf.global_variables_initializer()
+    with tf.Session(graph=graph, config=tf.ConfigProto(intra_op_parallelism_threads=2)) as sess:
+        sess.run(init)
+        values = []
+        for _ in range(steps):
+            sess.run([train, convolved], {image: np.ones((1, 4, 4, 1), np.float32)})
+            values.append(sess.run(w))
+        return values
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_dense_updates_of_large_variables_go_in_blocks_across_threads_with_the_same_result(monkeypatch, name):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(training, "_DESCENT_BLOCK", 16)  # 247 elements: 16 blocks, the last of 7
+    monkeypatch.setattr(training, "_DESCENT_WHOLE", 1 << 40)  # whole arrays
+    whole = optimizer_steps(OPTIMIZERS[name])
+    threads, parallel_parts = set(), training.parallel_parts
+
+    def recorded(fn, n, work):
+        return parallel_parts(lambda part: threads.add(threading.get_ident()) or fn(part), n, work)
+
+    monkeypatch.setattr(training, "parallel_parts", recorded)
+    monkeypatch.setattr(training, "_DESCENT_WHOLE", 100)
+    blocked = optimizer_steps(OPTIMIZERS[name])
+    assert len(threads) == 2
+    for got, expected in zip(blocked, whole):
+        np.testing.assert_array_equal(got, expected)  # elementwise rules: the same values, bit for bit
