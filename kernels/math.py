@@ -17,7 +17,7 @@ from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.long_rows import add_channels_into, relu_into
 from tfnb.kernels.products import matmul_into
 from tfnb.kernels.registry import Epilogue, Update, kernel, simple_kernel
-from tfnb.kernels.training import descend_by_product
+from tfnb.kernels.training import descend_by_product, momentum_by_product
 
 # -- elementwise, bound directly ------------------------------------------------------------------
 
@@ -371,6 +371,7 @@ def cumprod(node):
 # input gradient of those weights is computed in the same pass over them (with_weight_update).
 @kernel("MatMul", fresh_output=True,
         epilogues=(Epilogue(("ResourceApplyGradientDescent",), "with_descent", input=2),
+                   Epilogue(("ResourceApplyMomentum",), "with_momentum", input=3, attrs=(("use_nesterov", False),)),
                    Epilogue(("Add", "Relu"), "with_add_relu"), Epilogue(("Add",), "with_add"),
                    Epilogue(("ReluGrad",), "with_relu_grad")),
         updates=(Update(("MatMul", "ResourceApplyGradientDescent"), "with_weight_update", weight=1, shared=(0, 1)),))
@@ -413,6 +414,14 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
             raise InvalidArgumentError(None, None, f"MatMul of {a.dtype} and {b.dtype} into a {dtype} descent")
         descend_by_product(xp, var, float(alpha), a, b)
 
+    def with_momentum(a, b, var, accum, lr, momentum):
+        """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step, the product never whole
+        in memory."""
+        a, b = (a.T if transpose_a else a), (b.T if transpose_b else b)
+        if a.dtype != dtype or b.dtype != dtype:
+            raise InvalidArgumentError(None, None, f"MatMul of {a.dtype} and {b.dtype} into a {dtype} momentum")
+        momentum_by_product(xp, var, accum, float(lr), float(momentum), a, b)
+
     def with_add(a, b, addend, relu: bool = False):
         """Add(a @ b, addend) (then Relu), in place on the product where addend broadcasts to its shape: a dense
         layer's bias (and activation) in the pass that reads the product from the cache."""
@@ -452,6 +461,7 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
         return run_with_update
 
     run.with_descent = with_descent
+    run.with_momentum = with_momentum
     run.with_weight_update = with_weight_update
     run.with_add = with_add
     run.with_add_relu = lambda a, b, addend: with_add(a, b, addend, relu=True)

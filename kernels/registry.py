@@ -60,13 +60,15 @@ class Epilogue:
     The first op reads the kernel's output as its input `input` (0 unless said), each next op the previous
     one's output as its input 0. Their other inputs are passed to the variant after the kernel's own, in order,
     unless `reused` maps (position in `ops`, input index) to the kernel's input that it must be: then the
-    variant uses that one.
+    variant uses that one. `attrs`: (name, value) pairs that the first op's attrs must hold, for a variant that
+    computes it only so (MomentumOptimizer's update without Nesterov's step).
     """
 
     ops: tuple[str, ...]
     variant: str
     reused: tuple[tuple[tuple[int, int], int], ...] = ()
     input: int = 0
+    attrs: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)

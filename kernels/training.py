@@ -303,6 +303,26 @@ def _descend_in_blocks(xp, var, grad, alpha: float) -> None:
     parallel_parts(blocks, -(-flat_var.size // _DESCENT_BLOCK), flat_var.size)
 
 
+def _check_product(shape: tuple, a, b) -> None:
+    """That a @ b is a gradient of a variable of `shape`."""
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or (a.shape[0], b.shape[1]) != shape:
+        raise InvalidArgumentError(None, None, f"var and grad do not have the same shape{list(shape)} "
+                                   f"{[a.shape[0], b.shape[1]] if a.ndim == b.ndim == 2 else '?'}")
+
+
+def _in_bands(xp, shape: tuple, summed: int, band_update) -> None:
+    """band_update(rows) over bands of a (rows, columns) variable's rows of about _DESCENT_BLOCK elements, split
+    across the run's threads; one band, the whole variable, where it stays in the caches or on a device."""
+    rows, columns = shape
+    band = rows if xp is not np or rows * columns < _DESCENT_WHOLE else max(1, _DESCENT_BLOCK // columns)
+
+    def bands(part: slice) -> None:
+        for first in range(part.start * band, min(part.stop * band, rows), band):
+            band_update(slice(first, min(first + band, rows)))
+
+    parallel_parts(bands, -(-rows // band), rows * columns * summed)
+
+
 def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None:
     """var -= alpha * (a @ b), a band of the product's rows at a time, each subtracted while it is in the cache.
 
@@ -313,16 +333,12 @@ def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None
     input gradient's pass is then one over the caches.
     """
     shape = _stored(var).shape
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or (a.shape[0], b.shape[1]) != shape:
-        raise InvalidArgumentError(None, None, f"var and grad do not have the same shape{list(shape)} "
-                                   f"{[a.shape[0], b.shape[1]] if a.ndim == b.ndim == 2 else '?'}")
+    _check_product(shape, a, b)
     if input_gradient is not None:
         dy, out = input_gradient
         if dy.ndim != 2 or dy.shape[1] != shape[1] or out.shape != (dy.shape[0], shape[0]):
             raise InvalidArgumentError(None, None, f"Matrix size-incompatible: In[0]: {list(dy.shape)}, "
                                        f"In[1]: {list(shape)} (transposed)")
-    rows, columns = shape
-    band = rows if xp is not np or rows * columns < _DESCENT_WHOLE else max(1, _DESCENT_BLOCK // columns)
     scratch = Scratch(xp)
 
     def input_gradient_of(weights, chosen: slice) -> None:
@@ -338,18 +354,36 @@ def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None
         # alpha * a, as small as the batch is: its product is the step itself, with no pass to scale it.
         scaled = xp.multiply(a, array.dtype.type(alpha))
 
-        def bands(part: slice) -> None:
-            for first in range(part.start * band, min(part.stop * band, rows), band):
-                chosen = slice(first, min(first + band, rows))
-                if input_gradient is not None:
-                    input_gradient_of(array[chosen], chosen)
-                product = scratch("descent_product", (chosen.stop - first, columns), array.dtype)
-                product_into(xp, scaled[chosen], b, product)
-                array[chosen] -= product
+        def band_update(chosen: slice) -> None:
+            if input_gradient is not None:
+                input_gradient_of(array[chosen], chosen)
+            product = scratch("descent_product", (chosen.stop - chosen.start, shape[1]), array.dtype)
+            product_into(xp, scaled[chosen], b, product)
+            array[chosen] -= product
 
-        parallel_parts(bands, -(-rows // band), rows * columns * a.shape[1])
+        _in_bands(xp, shape, a.shape[1], band_update)
 
     _writable((var,), xp, descend)
+
+
+def momentum_by_product(xp, var, accum, lr: float, momentum: float, a, b) -> None:
+    """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step, a band of the gradient's rows
+    at a time, each made in a thread's cache and applied there (MatMul's `with_momentum`): as descend_by_product,
+    a fully connected layer's weight gradient is never written out whole nor read back."""
+    shape = _check_slots((var, accum))
+    _check_product(shape, a, b)
+    scratch = Scratch(xp)
+
+    def apply(var_array, accum_array) -> None:
+        def band_update(chosen: slice) -> None:
+            gradient = scratch("momentum_gradient", (chosen.stop - chosen.start, shape[1]), var_array.dtype)
+            product_into(xp, a[chosen], b, gradient)
+            temporary = scratch("momentum_temporary", gradient.shape, gradient.dtype)
+            _momentum(xp, (temporary,), var_array[chosen], accum_array[chosen], gradient, lr, momentum, False)
+
+        _in_bands(xp, shape, a.shape[1], band_update)
+
+    _writable((var, accum), xp, apply)
 
 
 @kernel("ResourceApplyGradientDescent")

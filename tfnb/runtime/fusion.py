@@ -4,8 +4,10 @@ As TF's Grappler remapper fuses Conv2D + BiasAdd + Relu, a plan's lines are fuse
 registration offers a combined variant (kernels/registry.py), an attribute of its callable:
 
 - an Epilogue: ops that read the kernel's output one after the other (Conv2D -> BiasAdd -> Relu;
-  MaxPoolGrad -> ReluGrad; a weight gradient's MatMul -> its ResourceApplyGradientDescent) and that the
-  variant applies to each part of the output as it is written;
+  MaxPoolGrad -> ReluGrad; a weight gradient's MatMul -> its ResourceApplyGradientDescent, or its
+  ResourceApplyMomentum without Nesterov's step: AlexNet's step with MomentumOptimizer at batch 4 0.92x, OxfordNet's
+  0.92x, Overfeat's 1.01x, alternating in one process) and that the variant applies to each part of the output as
+  it is written;
 - a Sibling: an op reading the same input with the same attrs (the two gradients of a convolution,
   which share dy), computed together with the kernel, the shared input transformed once;
 - a Workspace: a later op that the kernel saves work for (MaxPool keeps where its maxima are, for
@@ -193,7 +195,8 @@ def _chain(steps, index: int, epilogue, uses, readers, fetched, taken) -> tuple 
         reading = epilogue.input if depth == 0 else 0
         if (position in taken or link.op is None or link.op.type != op_type or link.fused
                 or link.device != first.device or len(link.args) <= reading or link.args[reading] != value
-                or link.op.attrs.get(_LAYOUT_ATTR, "NHWC") != first.op.attrs.get(_LAYOUT_ATTR, "NHWC")):
+                or link.op.attrs.get(_LAYOUT_ATTR, "NHWC") != first.op.attrs.get(_LAYOUT_ATTR, "NHWC")
+                or (depth == 0 and any(link.op.attrs.get(name) != wanted for name, wanted in epilogue.attrs))):
             return None
         link_sources = []
         for k, arg in enumerate(link.args):
