@@ -17,7 +17,7 @@ from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.long_rows import add_channels_into, relu_into
 from tfnb.kernels.products import matmul_into
 from tfnb.kernels.registry import Epilogue, Update, kernel, simple_kernel
-from tfnb.kernels.training import descend_by_product, momentum_by_product
+from tfnb.kernels.training import adam_by_product, descend_by_product, momentum_by_product
 
 # -- elementwise, bound directly ------------------------------------------------------------------
 
@@ -372,6 +372,7 @@ def cumprod(node):
 @kernel("MatMul", fresh_output=True,
         epilogues=(Epilogue(("ResourceApplyGradientDescent",), "with_descent", input=2),
                    Epilogue(("ResourceApplyMomentum",), "with_momentum", input=3, attrs=(("use_nesterov", False),)),
+                   Epilogue(("ResourceApplyAdam",), "with_adam", input=9),
                    Epilogue(("Add", "Relu"), "with_add_relu"), Epilogue(("Add",), "with_add"),
                    Epilogue(("ReluGrad",), "with_relu_grad")),
         updates=(Update(("MatMul", "ResourceApplyGradientDescent"), "with_weight_update", weight=1, shared=(0, 1)),))
@@ -407,20 +408,26 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
             return xp.matmul(a, b)  # raises NumPy's error for what the shape rules could not see
         return matmul_into(xp, a, b, scratch.output((a.shape[0], b.shape[1]), dtype))
 
-    def with_descent(a, b, var, alpha):
-        """ResourceApplyGradientDescent(var, alpha, a @ b), the product never whole in memory."""
+    def operands(a, b, update: str) -> tuple:
+        """The product's operands, of the kernel's dtype, for an optimizer's update fused with it."""
         a, b = (a.T if transpose_a else a), (b.T if transpose_b else b)
         if a.dtype != dtype or b.dtype != dtype:
-            raise InvalidArgumentError(None, None, f"MatMul of {a.dtype} and {b.dtype} into a {dtype} descent")
-        descend_by_product(xp, var, float(alpha), a, b)
+            raise InvalidArgumentError(None, None, f"MatMul of {a.dtype} and {b.dtype} into a {dtype} {update}")
+        return a, b
+
+    def with_descent(a, b, var, alpha):
+        """ResourceApplyGradientDescent(var, alpha, a @ b), the product never whole in memory."""
+        descend_by_product(xp, var, float(alpha), *operands(a, b, "descent"))
 
     def with_momentum(a, b, var, accum, lr, momentum):
         """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step, the product never whole
         in memory."""
-        a, b = (a.T if transpose_a else a), (b.T if transpose_b else b)
-        if a.dtype != dtype or b.dtype != dtype:
-            raise InvalidArgumentError(None, None, f"MatMul of {a.dtype} and {b.dtype} into a {dtype} momentum")
-        momentum_by_product(xp, var, accum, float(lr), float(momentum), a, b)
+        momentum_by_product(xp, var, accum, float(lr), float(momentum), *operands(a, b, "momentum"))
+
+    def with_adam(a, b, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon):
+        """ResourceApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, a @ b), the product
+        never whole in memory."""
+        adam_by_product(xp, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, *operands(a, b, "Adam"))
 
     def with_add(a, b, addend, relu: bool = False):
         """Add(a @ b, addend) (then Relu), in place on the product where addend broadcasts to its shape: a dense
@@ -462,6 +469,7 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
 
     run.with_descent = with_descent
     run.with_momentum = with_momentum
+    run.with_adam = with_adam
     run.with_weight_update = with_weight_update
     run.with_add = with_add
     run.with_add_relu = lambda a, b, addend: with_add(a, b, addend, relu=True)

@@ -367,23 +367,35 @@ def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None
 
 
 def momentum_by_product(xp, var, accum, lr: float, momentum: float, a, b) -> None:
-    """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step, a band of the gradient's rows
-    at a time, each made in a thread's cache and applied there (MatMul's `with_momentum`): as descend_by_product,
-    a fully connected layer's weight gradient is never written out whole nor read back."""
-    shape = _check_slots((var, accum))
+    """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step (MatMul's `with_momentum`)."""
+    _rule_by_product(xp, (var, accum), _momentum, a, b, lr, momentum, False)
+
+
+def adam_by_product(xp, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, a, b) -> None:
+    """ResourceApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, a @ b) (MatMul's
+    `with_adam`)."""
+    _rule_by_product(xp, (var, m, v), _adam, a, b, _adam_step_size(beta1_power, beta2_power, lr), float(beta1),
+                     float(beta2), float(epsilon))
+
+
+def _rule_by_product(xp, handles, rule, a, b, *hyperparameters) -> None:
+    """A dense rule (one temporary) with grad = a @ b, a band of the gradient's rows at a time, each band made in
+    a thread's cache and applied there: as descend_by_product, a fully connected layer's weight gradient is never
+    written out whole nor read back."""
+    shape = _check_slots(handles)
     _check_product(shape, a, b)
     scratch = Scratch(xp)
 
-    def apply(var_array, accum_array) -> None:
+    def apply(*arrays) -> None:
         def band_update(chosen: slice) -> None:
-            gradient = scratch("momentum_gradient", (chosen.stop - chosen.start, shape[1]), var_array.dtype)
+            gradient = scratch("rule_gradient", (chosen.stop - chosen.start, shape[1]), arrays[0].dtype)
             product_into(xp, a[chosen], b, gradient)
-            temporary = scratch("momentum_temporary", gradient.shape, gradient.dtype)
-            _momentum(xp, (temporary,), var_array[chosen], accum_array[chosen], gradient, lr, momentum, False)
+            temporary = scratch("rule_temporary", gradient.shape, gradient.dtype)
+            rule(xp, (temporary,), *[array[chosen] for array in arrays], gradient, *hyperparameters)
 
         _in_bands(xp, shape, a.shape[1], band_update)
 
-    _writable((var, accum), xp, apply)
+    _writable(handles, xp, apply)
 
 
 @kernel("ResourceApplyGradientDescent")

@@ -565,26 +565,33 @@ def test_a_weight_gradient_read_only_by_its_descent_is_computed_into_the_variabl
     np.testing.assert_array_equal(held, before)
 
 
+UPDATES = {"momentum": (lambda: tf.train.MomentumOptimizer(0.01, 0.9), "ResourceApplyMomentum"),
+           "nesterov": (lambda: tf.train.MomentumOptimizer(0.01, 0.9, use_nesterov=True), None),
+           "adam": (lambda: tf.train.AdamOptimizer(0.01), "ResourceApplyAdam")}
+
+
 @pytest.mark.parametrize("batch,columns,device", [(2, 8, "/device:CPU:0"), (4, 1024, "/device:CPU:0"),
                                                   (8, 1024, "/device:CPU:0"), (4, 8, "/device:STRICT:0")])
-@pytest.mark.parametrize("nesterov", [False, True])
-def test_a_weight_gradient_read_only_by_its_momentum_update_is_computed_into_it(batch, columns, device, nesterov):
-    """Without Nesterov's step, as with_descent (1024 columns: the update goes in bands): the fused line trains as
-    the unfused plan does."""
+@pytest.mark.parametrize("update", sorted(UPDATES))
+def test_a_weight_gradient_read_only_by_its_momentum_or_adam_update_is_computed_into_it(batch, columns, device,
+                                                                                        update):
+    """As with_descent (1024 columns: the update goes in bands), but not Nesterov's momentum step: the fused line
+    trains as the unfused plan does."""
+    optimizer, fused_op = UPDATES[update]
     rng = np.random.default_rng(11)
     with tf.device(device):
         x = tf.placeholder(tf.float32, [batch, 300])
         w = tf.Variable(rng.standard_normal((300, columns)).astype(np.float32) * 0.05, name="w")
         loss = tf.reduce_sum(tf.tanh(tf.matmul(x, w)))
-        train = tf.train.MomentumOptimizer(0.01, 0.9, use_nesterov=nesterov).minimize(loss)
+        train = optimizer().minimize(loss)
     feeds = {x: rng.standard_normal((batch, 300)).astype(np.float32)}
     devices = {"STRICT": 1} if "STRICT" in device else {}
     fused, lines = trained([loss], train, feeds, [w], tf.ConfigProto(device_count=devices))
     unfused, _ = trained([loss], train, feeds, [w], tf.ConfigProto(device_count=devices,
                                                                    graph_options=UNFUSED.graph_options))
-    momentum_lines = [line for line in lines if "ResourceApplyMomentum" in line]
-    assert momentum_lines == ([] if nesterov else [
-        "gradients/MatMul_grad/MatMul_1 = MatMul + Momentum/update_w/ResourceApplyMomentum = ResourceApplyMomentum"])
+    update_lines = [line for line in lines if "update_w/ResourceApply" in line]
+    assert update_lines == ([] if fused_op is None else [
+        f"gradients/MatMul_grad/MatMul_1 = MatMul + {train.name.split('/')[0]}/update_w/{fused_op} = {fused_op}"])
     assert_same_steps(fused, unfused)
 
 
