@@ -218,16 +218,13 @@ def _dense(node, rule, temps: int = 1):
                 return
             flat, flat_grad = [array.reshape(-1) for array in arrays], grad.reshape(-1)
 
-            def blocks(part: slice) -> None:
+            def block_update(block: slice) -> None:
+                size = block.stop - block.start
                 buffers = scratch(flat_grad[:_DESCENT_BLOCK])
-                for first in range(part.start * _DESCENT_BLOCK, min(part.stop * _DESCENT_BLOCK, flat_grad.size),
-                                   _DESCENT_BLOCK):
-                    block = slice(first, min(first + _DESCENT_BLOCK, flat_grad.size))
-                    size = block.stop - block.start
-                    rule(xp, [buffer[:size] for buffer in buffers], *[array[block] for array in flat],
-                         flat_grad[block], *hyperparameters)
+                rule(xp, [buffer[:size] for buffer in buffers], *[array[block] for array in flat], flat_grad[block],
+                     *hyperparameters)
 
-            parallel_parts(blocks, -(-flat_grad.size // _DESCENT_BLOCK), flat_grad.size * len(arrays))
+            _in_blocks(flat_grad.size, flat_grad.size * len(arrays), block_update)
 
         _writable(handles, xp, apply)
     return update
@@ -293,14 +290,21 @@ def _descend_in_blocks(xp, var, grad, alpha: float) -> None:
     flat_var, flat_grad = var.reshape(-1), grad.reshape(-1)
     alpha = grad.dtype.type(alpha)
 
-    def blocks(part: slice) -> None:
-        for first in range(part.start * _DESCENT_BLOCK, min(part.stop * _DESCENT_BLOCK, flat_var.size),
-                           _DESCENT_BLOCK):
-            block = slice(first, first + _DESCENT_BLOCK)
-            flat_grad[block] *= alpha
-            flat_var[block] -= flat_grad[block]
+    def block_update(block: slice) -> None:
+        flat_grad[block] *= alpha
+        flat_var[block] -= flat_grad[block]
 
-    parallel_parts(blocks, -(-flat_var.size // _DESCENT_BLOCK), flat_var.size)
+    _in_blocks(flat_var.size, flat_var.size, block_update)
+
+
+def _in_blocks(size: int, work: float, block_update) -> None:
+    """block_update(elements) over blocks of _DESCENT_BLOCK elements of flat arrays of `size`, split across the
+    run's threads."""
+    def blocks(part: slice) -> None:
+        for first in range(part.start * _DESCENT_BLOCK, min(part.stop * _DESCENT_BLOCK, size), _DESCENT_BLOCK):
+            block_update(slice(first, min(first + _DESCENT_BLOCK, size)))
+
+    parallel_parts(blocks, -(-size // _DESCENT_BLOCK), work)
 
 
 def _check_product(shape: tuple, a, b) -> None:
