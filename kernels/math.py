@@ -422,7 +422,7 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
     def with_momentum(a, b, var, accum, lr, momentum):
         """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step, the product never whole
         in memory."""
-        momentum_by_product(xp, var, accum, float(lr), float(momentum), *operands(a, b, "momentum"))
+        momentum_by_product(xp, var, accum, lr, momentum, *operands(a, b, "momentum"))
 
     def with_adam(a, b, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon):
         """ResourceApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, a @ b), the product

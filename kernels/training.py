@@ -370,9 +370,9 @@ def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None
     _writable((var,), xp, descend)
 
 
-def momentum_by_product(xp, var, accum, lr: float, momentum: float, a, b) -> None:
+def momentum_by_product(xp, var, accum, lr, momentum, a, b) -> None:
     """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step (MatMul's `with_momentum`)."""
-    _rule_by_product(xp, (var, accum), _momentum, a, b, lr, momentum, False)
+    _rule_by_product(xp, (var, accum), _momentum, a, b, float(lr), float(momentum), False)
 
 
 def adam_by_product(xp, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, a, b) -> None:
