@@ -222,6 +222,7 @@ class _BlasLimits:
         self._libraries: list = []
         self._modules_seen = -1
         self._defaults: list[int] = []
+        self.limit: int | None = None  # the limit that applies now (None: BLAS's own thread count)
 
     def acquire(self, threads: int) -> None:
         with self._lock:
@@ -242,7 +243,7 @@ class _BlasLimits:
             self._apply()
 
     def _apply(self) -> None:
-        limit = min(self._held) if self._held else None
+        limit = self.limit = min(self._held) if self._held else None
         for library, default in zip(self._libraries, self._defaults):
             wanted = default if limit is None else min(limit, default)
             if library.num_threads != wanted:
@@ -250,6 +251,12 @@ class _BlasLimits:
 
 
 _blas_limits = _BlasLimits()
+
+
+def blas_in_one_thread() -> bool:
+    """Whether a run holds BLAS to one thread: its kernels' products then run in the thread that calls them, on
+    one core's caches, also where that thread is one of several (a part of a split, a task side by side)."""
+    return _blas_limits.limit == 1
 
 
 class RunThreads:

@@ -231,6 +231,30 @@ def test_winograd_matrices_compute_a_correlation_exactly(m, r):
     np.testing.assert_allclose(at @ ((g @ w) * (bt @ d)), np.correlate(d, w, "valid"), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("m,r", [(2, 3), (4, 3), (2, 5)])
+def test_a_tile_transform_along_each_axis_is_the_kronecker_square_s_product(m, r):
+    at, _, bt = winograd_matrices(m, r)
+    rng = np.random.default_rng(4)
+    for a in (bt, at, at.T):  # input tiles, output tiles, and output-gradient tiles (the filter gradient's)
+        tiles = rng.standard_normal((a.shape[1] ** 2, 10))
+        out = np.empty((a.shape[0] ** 2, 10))
+        winograd._tile_transform(scratch.Scratch(np), a, tiles, out)
+        np.testing.assert_allclose(out, np.kron(a, a) @ tiles, rtol=1e-12, atol=1e-12)
+
+
+def test_a_task_side_by_side_takes_cache_sized_chunks_and_blas_threads_large_ones(monkeypatch):
+    # In a run, BLAS computes in the thread that calls it, also in a task side by side (one direction of a
+    # convolution's gradients): chunks stay near that core's caches. Outside one, BLAS splits each product.
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+
+    def chunks():
+        return len(scratch._even_chunks(8, 1 << 20, 2 << 20))  # 8 items of 1 MiB, chunks of 2 MiB
+
+    with intra_op.RunThreads(2, 1):
+        assert intra_op.side_by_side([chunks, chunks], work=1 << 30) == [4, 4]
+    assert chunks() == 1  # at least 16 MiB
+
+
 def test_rows_claims_stride_1_in_height_and_windows_wider_than_a_column():
     def geo(strides):
         return geometry_from_attrs({"strides": [1, *strides, 1], "dilations": [1, 2, 2, 1], "padding": "SAME"},
