@@ -367,15 +367,18 @@ def cumprod(node):
 # -- matmul ---------------------------------------------------------------------------------------
 
 
-# A weight gradient read only by its gradient-descent update is computed into the variable (with_descent); an
-# input gradient of those weights is computed in the same pass over them (with_weight_update).
+# A weight gradient read only by its gradient-descent, momentum or Adam update is computed into the variable
+# (with_descent, with_momentum, with_adam); an input gradient of those weights is computed in the same pass over them
+# (with_weight_update, with_momentum_update, with_adam_update).
 @kernel("MatMul", fresh_output=True,
         epilogues=(Epilogue(("ResourceApplyGradientDescent",), "with_descent", input=2),
                    Epilogue(("ResourceApplyMomentum",), "with_momentum", input=3, attrs=(("use_nesterov", False),)),
                    Epilogue(("ResourceApplyAdam",), "with_adam", input=9),
                    Epilogue(("Add", "Relu"), "with_add_relu"), Epilogue(("Add",), "with_add"),
                    Epilogue(("ReluGrad",), "with_relu_grad")),
-        updates=(Update(("MatMul", "ResourceApplyGradientDescent"), "with_weight_update", weight=1, shared=(0, 1)),))
+        updates=(Update(("MatMul", "ResourceApplyGradientDescent"), "with_weight_update", weight=1, shared=(0, 1)),
+                 Update(("MatMul", "ResourceApplyMomentum"), "with_momentum_update", weight=1, shared=(0, 1)),
+                 Update(("MatMul", "ResourceApplyAdam"), "with_adam_update", weight=1, shared=(0, 1))))
 def mat_mul(node):
     xp = node.xp
     transpose_a, transpose_b = node.attrs["transpose_a"], node.attrs["transpose_b"]
@@ -445,32 +448,41 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
         """ReluGrad(a @ b, features): the product times the mask of features > 0, in place."""
         return _relu_masked(xp, run(a, b), features)
 
-    def with_weight_update(fused_ops: tuple, update_attrs: dict):
+    def weight_update(update_by_product):
         """For a line computing an input gradient dy @ w.T (then its ReluGrad) whose w is the value of the variable
-        that a later line descends by the weight gradient x.T @ dy (Update): a function computing both, each band
-        of the variable read once, from the weights before their update; None for other lines."""
-        if (transpose_a or not transpose_b or fused_ops not in (("MatMul",), ("MatMul", "ReluGrad"))
-                or not update_attrs.get("transpose_a") or update_attrs.get("transpose_b")):
-            return None
-        relu = len(fused_ops) == 2
-
-        def run_with_update(dy, *rest):
-            """The line's output, or None (nothing written) where the arrays do not fit: the lines then run one by
-            one, and an error names the op that fails."""
-            features, (x, update_dy, var, alpha) = (rest[0], rest[1:]) if relu else (None, rest)
-            if any(m.dtype != dtype or m.ndim != 2 for m in (dy, x, update_dy)) or (
-                    relu and features.shape != (dy.shape[0], x.shape[1])):
+        that a later line updates by the weight gradient x.T @ dy, `update_by_product(*update args but the product's,
+        x.T, dy, input_gradient)` computing that update (Update): a variant giving a function that computes both,
+        each band of the variable read once, from the weights before their update; None for other lines."""
+        def variant(fused_ops: tuple, update_attrs: dict):
+            if (transpose_a or not transpose_b or fused_ops not in (("MatMul",), ("MatMul", "ReluGrad"))
+                    or not update_attrs.get("transpose_a") or update_attrs.get("transpose_b")):
                 return None
-            out = scratch.output((dy.shape[0], x.shape[1]), dtype)
-            descend_by_product(xp, var, float(alpha), x.T, update_dy, input_gradient=(dy, out))
-            return _relu_masked(xp, out, features) if relu else out
+            relu = len(fused_ops) == 2
 
-        return run_with_update
+            def run_with_update(dy, *rest):
+                """The line's output, or None (nothing written) where the arrays do not fit: the lines then run one by
+                one, and an error names the op that fails."""
+                features, (x, update_dy, *update) = (rest[0], rest[1:]) if relu else (None, rest)
+                if any(m.dtype != dtype or m.ndim != 2 for m in (dy, x, update_dy)) or (
+                        relu and features.shape != (dy.shape[0], x.shape[1])):
+                    return None
+                out = scratch.output((dy.shape[0], x.shape[1]), dtype)
+                update_by_product(*update, x.T, update_dy, input_gradient=(dy, out))
+                return _relu_masked(xp, out, features) if relu else out
+
+            return run_with_update
+
+        return variant
 
     run.with_descent = with_descent
     run.with_momentum = with_momentum
     run.with_adam = with_adam
-    run.with_weight_update = with_weight_update
+    run.with_weight_update = weight_update(lambda var, alpha, a, b, input_gradient: descend_by_product(
+        xp, var, float(alpha), a, b, input_gradient=input_gradient))
+    run.with_momentum_update = weight_update(lambda *args, input_gradient: momentum_by_product(
+        xp, *args, input_gradient=input_gradient))
+    run.with_adam_update = weight_update(lambda *args, input_gradient: adam_by_product(
+        xp, *args, input_gradient=input_gradient))
     run.with_add = with_add
     run.with_add_relu = lambda a, b, addend: with_add(a, b, addend, relu=True)
     run.with_relu_grad = with_relu_grad

@@ -117,9 +117,10 @@ class Peers:
 @dataclass(frozen=True)
 class Update:
     """A later line that updates the variable the kernel reads a value of as its input `weight` (ReadVariableOp's),
-    fused as `ops` (a weight gradient's product and its descent), and reads the kernel's input `shared[0]` as its
-    input `shared[1]`: the kernel's `variant` performs that update at the kernel's line, reading each block of the
-    variable once for both, as a dense layer's input gradient and its weights' descent (tfnb/runtime/fusion.py).
+    fused as `ops` (a weight gradient's product and its descent, momentum or Adam update), and reads the kernel's
+    input `shared[0]` as its input `shared[1]`: the kernel's `variant` performs that update at the kernel's line,
+    reading each block of the variable once for both, as a dense layer's input gradient and its weights' update
+    (tfnb/runtime/fusion.py).
 
     `variant(fused_ops, update_attrs)` gives, for a line fusing those op types and an update whose first op has
     those attrs, a function of the line's arguments but the weight, then the update line's arguments, returning

@@ -273,7 +273,7 @@ def _sparse(node, rule, temps: int = 1):
 _DESCENT_BLOCK = 1 << 18
 # Variables under 4 MiB of float32 stay in the caches whole: two passes over them are faster.
 _DESCENT_WHOLE = 1 << 20
-# An input gradient dy @ w.T computed band by band of w (descend_by_product): per 1 MiB band of AlexNet's first dense
+# An input gradient dy @ w.T computed band by band of w (_input_gradient_band): per 1 MiB band of AlexNet's first dense
 # layer, dy @ band.T took 190 us at batch 4 (BLAS packs the transposed band), band @ dy.T 120, and four
 # matrix-vector products 89; at batch 8, 285, 170 and 186. Training steps at batch 4, alternating in one process:
 # AlexNet 0.841x, Overfeat 0.898x, OxfordNet 0.887x, GoogLeNet 0.980x; at batch 8 the transposed product, AlexNet
@@ -327,6 +327,27 @@ def _in_bands(xp, shape: tuple, summed: int, band_update) -> None:
     parallel_parts(bands, -(-rows // band), rows * columns * summed)
 
 
+def _check_input_gradient(shape: tuple, input_gradient) -> None:
+    """That an input gradient (dy, out), out = dy @ var.T, fits a variable of `shape` (None: there is none)."""
+    if input_gradient is None:
+        return
+    dy, out = input_gradient
+    if dy.ndim != 2 or dy.shape[1] != shape[1] or out.shape != (dy.shape[0], shape[0]):
+        raise InvalidArgumentError(None, None, f"Matrix size-incompatible: In[0]: {list(dy.shape)}, "
+                                   f"In[1]: {list(shape)} (transposed)")
+
+
+def _input_gradient_band(xp, scratch: Scratch, weights, chosen: slice, input_gradient) -> None:
+    """out[:, chosen] = dy @ weights.T for a band of a variable's rows (`chosen`), read before the band's update."""
+    dy, out = input_gradient
+    if dy.shape[0] <= _GEMV_ROWS:  # matrix-vector products, as kernels/products.py streams a small batch
+        for row in range(dy.shape[0]):
+            xp.dot(weights, dy[row], out=out[row, chosen])
+    else:  # the band times dy.T, read along the band's rows; its transpose (batch x band rows) into out
+        product = scratch("descent_input_gradient", (chosen.stop - chosen.start, dy.shape[0]), weights.dtype)
+        out[:, chosen] = xp.matmul(weights, dy.T, out=product).T
+
+
 def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None:
     """var -= alpha * (a @ b), a band of the product's rows at a time, each subtracted while it is in the cache.
 
@@ -338,21 +359,8 @@ def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None
     """
     shape = _stored(var).shape
     _check_product(shape, a, b)
-    if input_gradient is not None:
-        dy, out = input_gradient
-        if dy.ndim != 2 or dy.shape[1] != shape[1] or out.shape != (dy.shape[0], shape[0]):
-            raise InvalidArgumentError(None, None, f"Matrix size-incompatible: In[0]: {list(dy.shape)}, "
-                                       f"In[1]: {list(shape)} (transposed)")
+    _check_input_gradient(shape, input_gradient)
     scratch = Scratch(xp)
-
-    def input_gradient_of(weights, chosen: slice) -> None:
-        dy, out = input_gradient
-        if dy.shape[0] <= _GEMV_ROWS:  # matrix-vector products, as kernels/products.py streams a small batch
-            for row in range(dy.shape[0]):
-                xp.dot(weights, dy[row], out=out[row, chosen])
-        else:  # the band times dy.T, read along the band's rows; its transpose (batch x band rows) into out
-            product = scratch("descent_input_gradient", (chosen.stop - chosen.start, dy.shape[0]), weights.dtype)
-            out[:, chosen] = xp.matmul(weights, dy.T, out=product).T
 
     def descend(array) -> None:
         # alpha * a, as small as the batch is: its product is the step itself, with no pass to scale it.
@@ -360,7 +368,7 @@ def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None
 
         def band_update(chosen: slice) -> None:
             if input_gradient is not None:
-                input_gradient_of(array[chosen], chosen)
+                _input_gradient_band(xp, scratch, array[chosen], chosen, input_gradient)
             product = scratch("descent_product", (chosen.stop - chosen.start, shape[1]), array.dtype)
             product_into(xp, scaled[chosen], b, product)
             array[chosen] -= product
@@ -370,28 +378,35 @@ def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None
     _writable((var,), xp, descend)
 
 
-def momentum_by_product(xp, var, accum, lr, momentum, a, b) -> None:
-    """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step (MatMul's `with_momentum`)."""
-    _rule_by_product(xp, (var, accum), _momentum, a, b, float(lr), float(momentum), False)
+def momentum_by_product(xp, var, accum, lr, momentum, a, b, input_gradient=None) -> None:
+    """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step (MatMul's `with_momentum`);
+    with `input_gradient`, also its out = dy @ var.T from the weights before the update (`with_momentum_update`)."""
+    _rule_by_product(xp, (var, accum), _momentum, a, b, input_gradient, float(lr), float(momentum), False)
 
 
-def adam_by_product(xp, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, a, b) -> None:
+def adam_by_product(xp, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, a, b,
+                    input_gradient=None) -> None:
     """ResourceApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, a @ b) (MatMul's
-    `with_adam`)."""
-    _rule_by_product(xp, (var, m, v), _adam, a, b, _adam_step_size(beta1_power, beta2_power, lr), float(beta1),
-                     float(beta2), float(epsilon))
+    `with_adam`); with `input_gradient`, also its out = dy @ var.T from the weights before the update
+    (`with_adam_update`)."""
+    _rule_by_product(xp, (var, m, v), _adam, a, b, input_gradient, _adam_step_size(beta1_power, beta2_power, lr),
+                     float(beta1), float(beta2), float(epsilon))
 
 
-def _rule_by_product(xp, handles, rule, a, b, *hyperparameters) -> None:
+def _rule_by_product(xp, handles, rule, a, b, input_gradient, *hyperparameters) -> None:
     """A dense rule (one temporary) with grad = a @ b, a band of the gradient's rows at a time, each band made in
     a thread's cache and applied there: as descend_by_product, a fully connected layer's weight gradient is never
-    written out whole nor read back."""
+    written out whole nor read back, and an input gradient (dy, out) is computed from each band of the weights
+    before the rule updates it."""
     shape = _check_slots(handles)
     _check_product(shape, a, b)
+    _check_input_gradient(shape, input_gradient)
     scratch = Scratch(xp)
 
     def apply(*arrays) -> None:
         def band_update(chosen: slice) -> None:
+            if input_gradient is not None:
+                _input_gradient_band(xp, scratch, arrays[0][chosen], chosen, input_gradient)
             gradient = scratch("rule_gradient", (chosen.stop - chosen.start, shape[1]), arrays[0].dtype)
             product_into(xp, a[chosen], b, gradient)
             temporary = scratch("rule_temporary", gradient.shape, gradient.dtype)

@@ -22,12 +22,14 @@ registration offers a combined variant (kernels/registry.py), an attribute of it
   as products of the input's pixels, filter by filter per chunk (kernels/conv/pointwise.py), with no
   concatenated filters or dy and no outputs copied apart: the peers' backward lines 0.89x, the step 0.988x.
 - an Update: a later line updating the variable whose value the kernel reads (a dense layer's weights, whose
-  gradient's product and descent are one line, above), moved up to the kernel's line and computed there with
-  it, each block of the weights read once (the input gradient dy @ w.T before the block's descent): on a small
-  batch both are passes over the weights from memory. Only where the update is the next line to use the variable
-  after that read, the kernel's line is the last to read the value, and all the update waits for is computed
-  before that line. Measured at batch 2, two threads: AlexNet's first dense layer 0.79x the time of the two
-  lines; training steps alternating in one process: AlexNet 0.953x, Overfeat 0.962x, OxfordNet 0.970x.
+  gradient's product and descent, momentum or Adam update are one line, above), moved up to the kernel's line
+  and computed there with it, each block of the weights read once (the input gradient dy @ w.T before the
+  block's update): on a small batch both are passes over the weights from memory. Only where the update is the
+  next line to use the variable after that read, the kernel's line is the last to read the value, and all the
+  update waits for is computed before that line. Measured at batch 2, two threads: AlexNet's first dense layer
+  0.79x the time of the two lines; training steps alternating in one process: AlexNet 0.953x, Overfeat 0.962x,
+  OxfordNet 0.970x. With momentum and Adam, at batch 4: AlexNet 0.974x and 0.961x, Overfeat (momentum) 0.985x,
+  OxfordNet (Adam) 0.985x.
 
 - Beside: a pool's line (a kernel registered `streams`: passes over memory, which a second core speeds up
   little) and a convolution's line that does not wait for it (the pool and the 1x1 convolutions of an

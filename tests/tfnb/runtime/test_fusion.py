@@ -672,6 +672,37 @@ def test_an_input_gradient_and_its_weights_descent_are_one_line_and_train_as_unf
 
 
 
+@pytest.mark.parametrize("batch,width,device", [(2, 8, "/device:CPU:0"), (4, 1024, "/device:CPU:0"),
+                                                (8, 1024, "/device:CPU:0"), (2, 256, "/device:STRICT:0")])
+@pytest.mark.parametrize("update", sorted(UPDATES))
+def test_an_input_gradient_and_its_weights_momentum_or_adam_update_are_one_line_and_train_as_unfused_plans(
+        batch, width, device, update, monkeypatch):
+    """As with the descent: the input gradient of w2 is computed from each band of w2 before its update, except
+    where the update is not one line with its weight gradient (Nesterov's momentum step)."""
+    from tfnb.kernels import math as math_kernels
+    name = "adam_by_product" if update == "adam" else "momentum_by_product"
+    by_product, done = getattr(math_kernels, name), []
+
+    def recording(*args, input_gradient=None):
+        by_product(*args, input_gradient=input_gradient)
+        if input_gradient is not None:
+            done.append(input_gradient[1].shape)
+
+    monkeypatch.setattr(math_kernels, name, recording)
+    optimizer, fused_op = UPDATES[update]
+    with tf.device(device):
+        w1, w2, x, loss, _, feeds = two_dense_layers(batch, width, True)
+        train = optimizer().minimize(loss)
+        fetches = [loss, tf.gradients(loss, x)[0]]
+    devices = {"STRICT": 1} if "STRICT" in device else {}
+    fused, lines = trained(fetches, train, feeds, [w1, w2], tf.ConfigProto(device_count=devices))
+    unfused, _ = trained(fetches, train, feeds, [w1, w2], tf.ConfigProto(device_count=devices,
+                                                                         graph_options=UNFUSED.graph_options))
+    line = next(line for line in lines if line.startswith("gradients/MatMul_1_grad/MatMul = MatMul"))
+    assert (f"update_w2/{fused_op} = {fused_op}" in line) == (fused_op is not None)
+    assert done.count((batch, width)) == (0 if fused_op is None else 3)  # w2's input gradient, once a step
+    assert_same_steps(fused, unfused)
+
 @pytest.mark.parametrize("device", ["/device:STRICT:0", pytest.param("/device:GPU:0", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("batch", [2, 8])
 def test_an_input_gradient_and_its_weights_descent_on_a_device_are_one_line_and_train_as_on_the_cpu(
