@@ -418,19 +418,10 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
             raise InvalidArgumentError(None, None, f"MatMul of {a.dtype} and {b.dtype} into a {dtype} {update}")
         return a, b
 
-    def with_descent(a, b, var, alpha):
-        """ResourceApplyGradientDescent(var, alpha, a @ b), the product never whole in memory."""
-        descend_by_product(xp, var, float(alpha), *operands(a, b, "descent"))
-
-    def with_momentum(a, b, var, accum, lr, momentum):
-        """ResourceApplyMomentum(var, accum, lr, a @ b, momentum) without Nesterov's step, the product never whole
-        in memory."""
-        momentum_by_product(xp, var, accum, lr, momentum, *operands(a, b, "momentum"))
-
-    def with_adam(a, b, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon):
-        """ResourceApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, a @ b), the product
-        never whole in memory."""
-        adam_by_product(xp, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, *operands(a, b, "Adam"))
+    def fused_update(update_by_product, update: str):
+        """An epilogue variant: the optimizer's update by the product a @ b, its other arguments after a and b in
+        update_by_product's order, the product never whole in memory."""
+        return lambda a, b, *args: update_by_product(xp, *args, *operands(a, b, update))
 
     def with_add(a, b, addend, relu: bool = False):
         """Add(a @ b, addend) (then Relu), in place on the product where addend broadcasts to its shape: a dense
@@ -450,9 +441,9 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
 
     def weight_update(update_by_product):
         """For a line computing an input gradient dy @ w.T (then its ReluGrad) whose w is the value of the variable
-        that a later line updates by the weight gradient x.T @ dy, `update_by_product(*update args but the product's,
-        x.T, dy, input_gradient)` computing that update (Update): a variant giving a function that computes both,
-        each band of the variable read once, from the weights before their update; None for other lines."""
+        that a later line updates by the weight gradient x.T @ dy, computed by `update_by_product(xp, *the update's
+        arguments but the product's, x.T, dy, input_gradient)` (Update): a variant giving a function that computes
+        both, each band of the variable read once, from the weights before their update; None for other lines."""
         def variant(fused_ops: tuple, update_attrs: dict):
             if (transpose_a or not transpose_b or fused_ops not in (("MatMul",), ("MatMul", "ReluGrad"))
                     or not update_attrs.get("transpose_a") or update_attrs.get("transpose_b")):
@@ -467,22 +458,19 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
                         relu and features.shape != (dy.shape[0], x.shape[1])):
                     return None
                 out = scratch.output((dy.shape[0], x.shape[1]), dtype)
-                update_by_product(*update, x.T, update_dy, input_gradient=(dy, out))
+                update_by_product(xp, *update, x.T, update_dy, input_gradient=(dy, out))
                 return _relu_masked(xp, out, features) if relu else out
 
             return run_with_update
 
         return variant
 
-    run.with_descent = with_descent
-    run.with_momentum = with_momentum
-    run.with_adam = with_adam
-    run.with_weight_update = weight_update(lambda var, alpha, a, b, input_gradient: descend_by_product(
-        xp, var, float(alpha), a, b, input_gradient=input_gradient))
-    run.with_momentum_update = weight_update(lambda *args, input_gradient: momentum_by_product(
-        xp, *args, input_gradient=input_gradient))
-    run.with_adam_update = weight_update(lambda *args, input_gradient: adam_by_product(
-        xp, *args, input_gradient=input_gradient))
+    run.with_descent = fused_update(descend_by_product, "descent")
+    run.with_momentum = fused_update(momentum_by_product, "momentum")
+    run.with_adam = fused_update(adam_by_product, "Adam")
+    run.with_weight_update = weight_update(descend_by_product)
+    run.with_momentum_update = weight_update(momentum_by_product)
+    run.with_adam_update = weight_update(adam_by_product)
     run.with_add = with_add
     run.with_add_relu = lambda a, b, addend: with_add(a, b, addend, relu=True)
     run.with_relu_grad = with_relu_grad

@@ -297,14 +297,19 @@ def _descend_in_blocks(xp, var, grad, alpha: float) -> None:
     _in_blocks(flat_var.size, flat_var.size, block_update)
 
 
+def _in_steps(length: int, step: int, work: float, update) -> None:
+    """update(slice) over consecutive slices of `step` of range(length), split across the run's threads."""
+    def steps(part: slice) -> None:
+        for first in range(part.start * step, min(part.stop * step, length), step):
+            update(slice(first, min(first + step, length)))
+
+    parallel_parts(steps, -(-length // step), work)
+
+
 def _in_blocks(size: int, work: float, block_update) -> None:
     """block_update(elements) over blocks of _DESCENT_BLOCK elements of flat arrays of `size`, split across the
     run's threads."""
-    def blocks(part: slice) -> None:
-        for first in range(part.start * _DESCENT_BLOCK, min(part.stop * _DESCENT_BLOCK, size), _DESCENT_BLOCK):
-            block_update(slice(first, min(first + _DESCENT_BLOCK, size)))
-
-    parallel_parts(blocks, -(-size // _DESCENT_BLOCK), work)
+    _in_steps(size, _DESCENT_BLOCK, work, block_update)
 
 
 def _check_product(shape: tuple, a, b) -> None:
@@ -319,12 +324,7 @@ def _in_bands(xp, shape: tuple, summed: int, band_update) -> None:
     across the run's threads; one band, the whole variable, where it stays in the caches or on a device."""
     rows, columns = shape
     band = rows if xp is not np or rows * columns < _DESCENT_WHOLE else max(1, _DESCENT_BLOCK // columns)
-
-    def bands(part: slice) -> None:
-        for first in range(part.start * band, min(part.stop * band, rows), band):
-            band_update(slice(first, min(first + band, rows)))
-
-    parallel_parts(bands, -(-rows // band), rows * columns * summed)
+    _in_steps(rows, band, rows * columns * summed, band_update)
 
 
 def _check_input_gradient(shape: tuple, input_gradient) -> None:
@@ -348,7 +348,7 @@ def _input_gradient_band(xp, scratch: Scratch, weights, chosen: slice, input_gra
         out[:, chosen] = xp.matmul(weights, dy.T, out=product).T
 
 
-def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None:
+def descend_by_product(xp, var, alpha, a, b, input_gradient=None) -> None:
     """var -= alpha * (a @ b), a band of the product's rows at a time, each subtracted while it is in the cache.
 
     A fully connected layer's weight gradient is as large as its weights: fused into its gradient-descent update
@@ -364,7 +364,7 @@ def descend_by_product(xp, var, alpha: float, a, b, input_gradient=None) -> None
 
     def descend(array) -> None:
         # alpha * a, as small as the batch is: its product is the step itself, with no pass to scale it.
-        scaled = xp.multiply(a, array.dtype.type(alpha))
+        scaled = xp.multiply(a, array.dtype.type(float(alpha)))
 
         def band_update(chosen: slice) -> None:
             if input_gradient is not None:
