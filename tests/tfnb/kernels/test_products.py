@@ -39,3 +39,27 @@ def test_blocked_products_match_numpy(monkeypatch, m, k, n, transpose_a, transpo
 def test_products_are_cut_along_the_long_side(m, k, n, blocking):
     a, b = np.empty((m, k), np.float32), np.empty((k, n), np.float32)
     assert products._blocking(np, a, b, np.empty((m, n), np.float32)) == blocking
+
+
+@pytest.mark.parametrize("m,k,n,calls", [
+    (64, 4, 4096, 2),  # a band of AlexNet's first weight gradient at batch 4: two pieces of rows
+    (262, 4, 1000, 2),  # of its last layer's
+    (4, 4, 70_000, 3),  # wide: pieces of columns
+    (32, 4, 4096, 1),  # small enough for one call
+    (64, 64, 4096, 1),  # a product summing many terms: one call
+])
+def test_products_of_few_terms_are_multiplied_in_small_pieces(monkeypatch, m, k, n, calls):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((k, m)).astype(np.float32).T, rng.standard_normal((k, n)).astype(np.float32)
+    matmul, pieces = np.matmul, []
+
+    def counted(x, y, out):
+        pieces.append(x.shape[0] * x.shape[1] * y.shape[1])
+        return matmul(x, y, out=out)
+
+    monkeypatch.setattr(np, "matmul", counted)
+    out = np.full((m, n), np.nan, np.float32)
+    products.product_into(np, a, b, out)
+    assert len(pieces) == calls and sum(pieces) == m * k * n
+    assert calls == 1 or max(pieces) <= products._SMALL_PRODUCT
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
