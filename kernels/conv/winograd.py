@@ -32,7 +32,7 @@ import numpy as np
 
 from tfnb.framework.common_shapes import Geometry
 from tfnb.kernels.conv.scratch import Scratch, each_chunk, in_turns, on_canvas, row_pieces
-from tfnb.kernels.products import matmul_into
+from tfnb.kernels.products import matmul_into, product_into
 
 # Interpolation points in the order they are taken: these keep float32 errors near those of a direct sum.
 _POINTS = (0.0, -1.0, 1.0, 0.5, -2.0, 2.0, -0.5)
@@ -76,8 +76,8 @@ def _tile_transform(scratch: Scratch, a, tiles, out):
     along the tiles' first axis, then along their second."""
     n, k = a.shape
     count = tiles.shape[1]
-    half = scratch.xp.matmul(a, tiles.reshape(k, k * count), out=scratch("half transformed tiles", (n, k * count),
-                                                                          tiles.dtype))
+    half = scratch("half transformed tiles", (n, k * count), tiles.dtype)
+    product_into(scratch.xp, a, tiles.reshape(k, k * count), half)
     scratch.xp.matmul(a, half.reshape(n, k, count), out=out.reshape(n, n, count))
     return out
 
