@@ -30,7 +30,7 @@ from tfnb.kernels.conv.scratch import slices_in_turns
 from tfnb.kernels.intra_op import parallel_parts, run_width
 
 _BLOCK_BYTES = 256 << 10
-_SKINNY = 32  # the short side of a product cut into blocks, at most
+SKINNY = 32  # the short side of a product cut into blocks, at most
 _LARGE_BYTES = 1 << 20  # the large operand of a product cut into blocks, at least
 _VECTOR_BLOCK_BYTES = 1 << 20  # a block of the large operand read by matrix-vector products
 VECTOR_ROWS = 2  # a product with at most this many rows is computed by matrix-vector products
@@ -77,7 +77,7 @@ def _blocking(xp, a, b, out) -> str | None:
     (m, k), n = a.shape, b.shape[1]
     sizes = {"a": m * k, "b": k * n, "out": m * n}
     largest = max(sizes, key=sizes.get)
-    if xp is not np or min(m, n, k) > _SKINNY or sizes[largest] * out.itemsize < _LARGE_BYTES:
+    if xp is not np or min(m, n, k) > SKINNY or sizes[largest] * out.itemsize < _LARGE_BYTES:
         return None
     if largest == "out":  # blocks along its long side
         return "rows" if m >= n else "columns"
@@ -95,7 +95,7 @@ def product_into(xp, a, b, out) -> None:
     (rows, summed), columns = a.shape, b.shape[1]
     if summed == 1:
         xp.multiply(a, b, out=out)
-    elif xp is not np or summed > _SKINNY or rows * columns * summed <= _SMALL_PRODUCT:
+    elif xp is not np or summed > SKINNY or rows * columns * summed <= _SMALL_PRODUCT:
         xp.matmul(a, b, out=out)
     elif rows >= columns:
         for part in _blocks(rows, _SMALL_PRODUCT // (columns * summed)):

@@ -16,7 +16,7 @@ import numpy as np
 from tfnb.framework.errors import InvalidArgumentError
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.intra_op import parallel_parts
-from tfnb.kernels.products import product_into
+from tfnb.kernels.products import SKINNY, product_into
 from tfnb.kernels.registry import kernel
 from tfnb.kernels.state import _uninitialized, update_variable
 
@@ -277,7 +277,8 @@ _DESCENT_WHOLE = 1 << 20
 # layer, dy @ band.T took 190 us at batch 4 (BLAS packs the transposed band), band @ dy.T 120, and four
 # matrix-vector products 89; at batch 8, 285, 170 and 186. Training steps at batch 4, alternating in one process:
 # AlexNet 0.841x, Overfeat 0.898x, OxfordNet 0.887x, GoogLeNet 0.980x; at batch 8 the transposed product, AlexNet
-# 0.967x.
+# 0.967x. Where the product sums few terms (the MLP benchmark's last layer, 512x10 at batch 128: 59 us with the
+# transposed copy, 25 without), dy @ band.T directly.
 _GEMV_ROWS = 4
 
 
@@ -343,6 +344,8 @@ def _input_gradient_band(xp, scratch: Scratch, weights, chosen: slice, input_gra
     if dy.shape[0] <= _GEMV_ROWS:  # matrix-vector products, as kernels/products.py streams a small batch
         for row in range(dy.shape[0]):
             xp.dot(weights, dy[row], out=out[row, chosen])
+    elif dy.shape[1] <= SKINNY:  # a product of few terms costs less than its transpose's copy
+        product_into(xp, dy, weights.T, out[:, chosen])
     else:  # the band times dy.T, read along the band's rows; its transpose (batch x band rows) into out
         product = scratch("descent_input_gradient", (chosen.stop - chosen.start, dy.shape[0]), weights.dtype)
         out[:, chosen] = xp.matmul(weights, dy.T, out=product).T
