@@ -264,10 +264,13 @@ def _tiled_max_pool_grad_by_upsampling(scratch: Scratch, x, y, dy, geo: Geometry
     maximum is above zero (ReluGrad of the pool's input, which is y there). False, leaving dx to the per-tap
     comparison, where a window has ties, a NaN, or dy is not finite.
 
-    y and dy are repeated up to x's size, so that the comparison and the product run over contiguous arrays: a
-    tap's strided view of x is contiguous over one pixel's channels only, and NumPy's loops over such short runs
-    cost several times those over long ones. Whether every window had one tap is a count: each window that counts
-    has at least one (its maximum is one of its taps), so the matches equal the windows only if each has one.
+    y and dy are repeated along the columns to one window row, which broadcasts over the window's rows, so that the
+    comparison and the product run over contiguous rows: a tap's strided view of x is contiguous over one pixel's
+    channels only, and NumPy's loops over such short runs cost several times those over long ones. Repeated up to
+    x's size instead (a pass more each), the small CNN's pool gradients took 1.05x and 1.13x the time, its training
+    step 1.02x, OxfordNet's 1.016x (alternating in one process). Whether every window had one tap is a count: each
+    window that counts has at least one (its maximum is one of its taps), so the matches equal the windows only if
+    each has one.
     """
     xp = scratch.xp
     if not xp.isfinite(dy).all():  # inf times a mask of zero is NaN
@@ -285,14 +288,15 @@ def _tiled_max_pool_grad_by_upsampling(scratch: Scratch, x, y, dy, geo: Geometry
     windows = int(xp.count_nonzero(counted))
     if not relu_grad and windows < counted.size:
         return False
-    up = scratch("pool.upsampled", (batch, h.out, h.taps, cols * channels), y.dtype)
-    xp.copyto(up, xp.repeat(maxima, w.taps, axis=2).reshape(batch, h.out, 1, cols * channels))
-    equal = scratch("pool.equal", up.shape, np.bool_)
-    xp.equal(x[:, :rows, :cols].reshape(up.shape), up, out=equal)
+    up = scratch("pool.upsampled", (batch, h.out, 1, cols * channels), y.dtype)
+    columns = up.reshape(batch, h.out, w.out, w.taps, channels)
+    xp.copyto(columns, maxima.reshape(batch, h.out, w.out, 1, channels))
+    equal = scratch("pool.equal", (batch, h.out, h.taps, cols * channels), np.bool_)
+    xp.equal(x[:, :rows, :cols].reshape(equal.shape), up, out=equal)
     if int(xp.count_nonzero(equal)) != windows:
         return False
-    xp.copyto(up, xp.repeat(dy, w.taps, axis=2).reshape(batch, h.out, 1, cols * channels))
-    xp.multiply(up, equal, out=dx[:, :rows, :cols].reshape(up.shape))
+    xp.copyto(columns, dy.reshape(batch, h.out, w.out, 1, channels))
+    xp.multiply(up, equal, out=dx[:, :rows, :cols].reshape(equal.shape))
     dx[:, rows:] = 0
     dx[:, :rows, cols:] = 0
     return True
