@@ -30,13 +30,14 @@ from tfnb.kernels.conv.scratch import slices_in_turns
 from tfnb.kernels.intra_op import parallel_parts, run_width
 
 _BLOCK_BYTES = 256 << 10
-SKINNY = 32  # the short side of a product cut into blocks, at most
+SKINNY = 32  # the short side of a skinny product, at most: one cut into blocks, or summing few terms
 _LARGE_BYTES = 1 << 20  # the large operand of a product cut into blocks, at least
 _VECTOR_BLOCK_BYTES = 1 << 20  # a block of the large operand read by matrix-vector products
 VECTOR_ROWS = 2  # a product with at most this many rows is computed by matrix-vector products
 # OpenBLAS multiplies a product of at most 10^6 multiply-adds by kernels for small matrices, which skip packing the
 # operands: a band of AlexNet's first weight gradient at batch 4 (64x4 @ 4x4096, one thread) took 158 us in one
-# call, 41 us in two; summing 8 to 32 terms, pieces of 2^19 took 0.3-0.75x the time of one call.
+# call, 41 us in two; summing 8 to 32 terms, pieces of 2^19 took 0.33-0.76x the time of one call, and summing
+# 64 they lost.
 _SMALL_PRODUCT = 1 << 19
 
 
