@@ -15,12 +15,14 @@ use: with two owners of the cores, both are slow. So each run has one owner:
 from __future__ import annotations
 
 import collections
+import contextvars
 import itertools
 import os
 import sys
 import threading
 from collections.abc import Callable
 
+import numpy as np
 import threadpoolctl
 
 # Below this many element operations, splitting a kernel across threads costs more than it saves.
@@ -47,7 +49,8 @@ def run_width() -> int:
 def parallel_parts(fn, n: int, work: float) -> list:
     """[fn(part) for consecutive slices covering range(n)], one slice per thread of the run.
 
-    The calling thread runs the first part, helper threads the others. Parts must write disjoint data.
+    The calling thread runs the first part, helper threads the others, each in a copy of the calling thread's
+    context: NumPy's settings for the run (kernel_numpy_state) hold in every part. Parts must write disjoint data.
     Work below `PARALLEL_WORK` element operations, or a run with one thread, runs in the calling thread
     alone. A part runs with one thread: a split inside it runs in the part's own thread, as it does in a
     helper. If a part raises, the first error is raised once every part has ended.
@@ -60,7 +63,7 @@ def parallel_parts(fn, n: int, work: float) -> list:
     helpers = _HELPERS.take(width - 1)
     beside, _run.beside = getattr(_run, "beside", None), None
     for helper, part in zip(helpers, parts[1:]):
-        helper.start(fn if beside is None else beside.before(fn), part)
+        helper.start(fn if beside is None else beside.before(fn), part, contextvars.copy_context())
         beside = None
     _run.widths.append(1)
     try:
@@ -162,8 +165,8 @@ class _Helper:
         self._outcome: tuple = (None, None)
         threading.Thread(target=self._serve, name="tfnb-intra-op", daemon=True).start()
 
-    def start(self, fn, part: slice) -> None:
-        self._task = (fn, part)
+    def start(self, fn, part: slice, context: contextvars.Context) -> None:
+        self._task = (fn, part, context)
         self._go.release()
 
     def outcome(self) -> tuple:
@@ -175,12 +178,12 @@ class _Helper:
     def _serve(self) -> None:
         while True:
             self._go.acquire()
-            (fn, part), self._task = self._task, ()
+            (fn, part, context), self._task = self._task, ()
             try:
-                self._outcome = (fn(part), None)
+                self._outcome = (context.run(fn, part), None)
             except BaseException as error:  # handed to the calling thread, which raises it
                 self._outcome = (None, error)
-            del fn  # an idle helper keeps no kernel closure, nor the arrays it holds
+            del fn, context  # an idle helper keeps no kernel closure, nor the arrays it holds
             self._done.release()
 
 
@@ -282,6 +285,32 @@ class RunThreads:
     def __exit__(self, *exc) -> None:
         _run.widths.pop()
         _blas_limits.release(self.blas_threads)
+
+
+# NumPy's ufuncs copy an operand through buffers of this many elements (8192 by default) where its contiguous runs
+# are shorter than about half a buffer: a pool's strided taps, rows of a window that tile it. With 2048, the CNN
+# benchmark's pools took 0.77x the time forward and 0.87x backward (one thread), its training step 0.983x; the
+# paper's four models and the MLP 0.995-1.007x, inside the noise (alternating steps in one process).
+KERNEL_BUFSIZE = 2048
+
+
+class _KernelNumpyState:
+    __slots__ = ("_errstate",)
+
+    def __enter__(self) -> None:
+        self._errstate = np.errstate(all="ignore")
+        self._errstate.__enter__()
+        np.setbufsize(KERNEL_BUFSIZE)
+
+    def __exit__(self, *exc) -> None:
+        self._errstate.__exit__(*exc)  # restores the buffer size too
+
+
+def kernel_numpy_state() -> _KernelNumpyState:
+    """NumPy's settings while a run's kernels run, in the calling thread and in the threads that work for it
+    (parallel_parts, tfnb/runtime/concurrent.py), restored after: no floating-point warnings (an inf or NaN that a
+    kernel computes is its value, as in TF) and ufunc buffers of KERNEL_BUFSIZE elements."""
+    return _KernelNumpyState()
 
 
 def run_threads(configured: int, parallel_kernels: bool) -> RunThreads | None:

@@ -10,6 +10,7 @@ Recvs stop waiting) and the first error is the one raised.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,10 +27,11 @@ class InterOpThreads:
         self._lock = threading.Lock()
 
     def submit(self, fn: Callable, *args) -> Future:
+        """fn(*args) on one of the threads, in a copy of the calling thread's context (NumPy's settings for the run)."""
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.count, thread_name_prefix="tfnb-inter-op")
-        return self._pool.submit(fn, *args)
+        return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
     def shutdown(self) -> None:
         with self._lock:

@@ -3,6 +3,7 @@
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -160,6 +161,34 @@ def test_calls_from_several_threads_at_once_take_helpers_of_their_own(monkeypatc
     for caller in callers:
         caller.join()
     assert results == {"a": [("a", 0), ("a", 1)], "b": [("b", 0), ("b", 1)]}
+
+
+def test_helpers_run_their_parts_with_the_calling_thread_s_numpy_settings(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+
+    def part(rows):
+        return threading.current_thread().name, np.geterr()["invalid"], np.getbufsize()
+
+    with intra_op.RunThreads(2, 1), intra_op.kernel_numpy_state():
+        parts = intra_op.parallel_parts(part, 2, 2)
+    assert {name for name, _, _ in parts} == {threading.current_thread().name, "tfnb-intra-op"}
+    assert {(invalid, size) for _, invalid, size in parts} == {("ignore", intra_op.KERNEL_BUFSIZE)}
+    assert (np.geterr()["invalid"], np.getbufsize()) == ("warn", 8192)  # restored after
+
+
+def test_a_kernel_part_on_a_helper_thread_warns_no_more_than_one_on_the_calling_thread():
+    """inf * 0 in ReluGrad is NaN, as in TF, without a RuntimeWarning from whichever thread computes it."""
+    gradients = np.full((64, 32, 32, 32), np.inf, np.float32)  # large enough to split
+    with tf.Graph().as_default():
+        dy, features = (tf.placeholder(tf.float32, gradients.shape) for _ in range(2))
+        relu_grad = tf.gradients(tf.nn.relu(features), features, grad_ys=dy)[0]
+        pool = tf.nn.max_pool(features, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")  # a parallel kernel: the run splits
+        config = tf.ConfigProto(intra_op_parallelism_threads=2)
+        with tf.Session(config=config) as sess, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value, _ = sess.run([relu_grad, pool], {dy: gradients, features: np.zeros_like(gradients)})
+    assert np.isnan(value).all()
+    assert [str(w.message) for w in caught] == []
 
 
 def test_helpers_keep_no_reference_to_a_part_result(monkeypatch):

@@ -1,6 +1,7 @@
 """Each device's partition runs on its own thread: devices work at the same time, a failure on one stops all."""
 
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -68,6 +69,23 @@ def test_one_inter_op_thread_runs_the_devices_one_after_another(rendezvous_op):
         assert sess.plan(total, {x: None}).source.count("def _make") == 1
         with pytest.raises(tf.errors.InvalidArgumentError, match="BrokenBarrierError"):
             sess.run(total, {x: [1, 2, 3]})
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["generated", "reference"])
+def test_each_device_s_thread_computes_with_the_run_s_numpy_settings(traced):
+    """inf * 0 is NaN on either device, as in TF, without a RuntimeWarning from the second device's thread."""
+    x = tf.placeholder(tf.float32, [3], name="x")
+    products = []
+    for i in range(2):
+        with tf.device(f"/cpu:{i}"):
+            products.append(x * 0.0)
+    options = FULL_TRACE if traced else None
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = sess.run(products, {x: [np.inf] * 3}, options, tf.RunMetadata())
+        assert sess.last_plan().source.count("def _make") == 2  # a partition per device, on threads of their own
+    assert np.isnan(values).all() and [str(w.message) for w in caught] == []
 
 
 @pytest.mark.parametrize("traced", [False, True], ids=["generated", "reference"])
