@@ -26,7 +26,6 @@ from tfnb.framework.errors import InvalidArgumentError, OpError, ResourceExhaust
 from tfnb.framework.graph import Graph, get_default_graph
 from tfnb.framework.importer import extend_graph
 from tfnb.framework.tensor import Tensor
-from tfnb.kernels.intra_op import kernel_numpy_state
 from tfnb.runtime.binding import KernelCache
 from tfnb.runtime.concurrent import InterOpThreads
 from tfnb.runtime.devices import LocalDevice, local_devices
@@ -49,6 +48,7 @@ class _Compiled:
         self.run = executable.run
         self.new_step = executable.new_step
         self.threads = executable.threads
+        self.numpy_state = executable.numpy_state
         self.rebuild = rebuild
         self.feed_checks = tuple(_feed_check(t) for t in self.plan.feeds)
         fed = set(self.plan.feeds)
@@ -145,7 +145,7 @@ class Session:
         compiled = self._compiled(fetches, feed_dict)
         feeds = [check(value) for check, value in zip(compiled.feed_checks, feed_dict.values())]
         step = compiled.new_step(next(self._step_ids), options.timeout_in_ms if options is not None else 0)
-        with kernel_numpy_state(), compiled.threads:
+        with compiled.numpy_state(), compiled.threads:
             try:
                 if options is None or not options.trace_level:
                     values = compiled.run(feeds, step)
@@ -182,7 +182,7 @@ class Session:
             self._check_open()
             feeds = [check(v) for check, v in zip(compiled.feed_checks, values)]
             step = compiled.new_step(next(self._step_ids))
-            with kernel_numpy_state(), compiled.threads:
+            with compiled.numpy_state(), compiled.threads:
                 try:
                     results = compiled.run(feeds, step)
                 except Exception as error:

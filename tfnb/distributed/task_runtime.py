@@ -33,7 +33,6 @@ from tfnb.framework.graph_def import GraphDef
 from tfnb.framework.importer import extend_graph
 from tfnb.kernels import StepContext
 from tfnb.kernels.host import to_host
-from tfnb.kernels.intra_op import kernel_numpy_state
 from tfnb.runtime.binding import KernelCache
 from tfnb.runtime.concurrent import InterOpThreads
 from tfnb.runtime.devices import LocalDevice, local_devices
@@ -214,7 +213,7 @@ class TaskRuntime:
         step = StepContext(next(self._step_numbers), timeout_in_ms)
         step.rendezvous = rendezvous
         try:
-            with kernel_numpy_state(), executable.threads:
+            with executable.numpy_state(), executable.threads:
                 values = executable.run_traced(feeds, step, ExecutorRecord()) if traced else \
                     executable.run(feeds, step)
             rendezvous.finish()

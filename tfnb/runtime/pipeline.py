@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
 from tfnb.kernels import StepContext, find_kernel, intra_op
+from tfnb.kernels.intra_op import kernel_numpy_state
 from tfnb.kernels.registry import KernelDef
 from tfnb.runtime import codegen
 from tfnb.runtime.binding import KernelCache
@@ -60,8 +61,11 @@ class Executable:
 
     A plan on several devices and without control flow runs one function per device, each on a thread of its
     own (tfnb/runtime/concurrent.py); `functions` are the generated functions. `threads` is who owns the cores
-    while the plan runs (kernels/intra_op.py); `new_step` makes a run's step context.
+    while the plan runs and `numpy_state()` NumPy's settings meanwhile (kernels/intra_op.py); `new_step` makes a
+    run's step context.
     """
+
+    numpy_state = staticmethod(kernel_numpy_state)
 
     def __init__(self, plan: Plan, functions: list[codegen.Compiled], run: Callable | None,
                  make_reference: Callable[[], ReferenceExecutor], threads, inter_op: InterOpThreads | None,
