@@ -84,3 +84,36 @@ def test_dense_updates_of_large_variables_go_in_blocks_across_threads_with_the_s
     assert len(threads) == 2
     for got, expected in zip(blocked, whole):
         np.testing.assert_array_equal(got, expected)  # elementwise rules: the same values, bit for bit
+
+
+def dense_descent_bands(monkeypatch, with_convolution: bool) -> tuple[int, np.ndarray]:
+    """(Bands of a dense layer's descent fused with its weight gradient, its weights after one step): 13x19
+    weights, under _DESCENT_WHOLE and over two blocks, in a plan with a convolution (two threads) or without."""
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(training, "_DESCENT_BLOCK", 38)  # two rows of 19
+    bands, product_into = [], training.product_into
+    monkeypatch.setattr(training, "product_into", lambda xp, a, b, out: bands.append(a.shape[0]) or
+                        product_into(xp, a, b, out))
+    graph = tf.Graph()
+    with graph.as_default():
+        w = tf.Variable(np.random.default_rng(3).standard_normal((13, 19)).astype(np.float32))
+        x = tf.placeholder(tf.float32, [5, 13])
+        image = tf.placeholder(tf.float32, [1, 4, 4, 1])
+        fetches = [tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(tf.tanh(tf.matmul(x, w))))]
+        if with_convolution:
+            fetches.append(tf.nn.conv2d(image, tf.ones([3, 3, 1, 1]), [1, 1, 1, 1], "SAME"))
+        init = tf.global_variables_initializer()
+    with tf.Session(graph=graph, config=tf.ConfigProto(intra_op_parallelism_threads=2)) as sess:
+        sess.run(init)
+        sess.run(fetches, {x: np.random.default_rng(4).standard_normal((5, 13)).astype(np.float32),
+                           image: np.ones((1, 4, 4, 1), np.float32)})
+        return len(bands), sess.run(w)
+
+
+def test_a_fused_dense_descent_goes_in_bands_across_threads_where_they_own_the_cores(monkeypatch):
+    """With a convolution in the plan, BLAS has one core: the fused descent of a variable under _DESCENT_WHOLE goes
+    in bands across the threads; without one, BLAS has the cores and the variable is one band."""
+    banded, banded_value = dense_descent_bands(monkeypatch, True)
+    whole, whole_value = dense_descent_bands(monkeypatch, False)
+    assert (banded, whole) == (7, 1)
+    np.testing.assert_allclose(banded_value, whole_value, rtol=1e-6)
