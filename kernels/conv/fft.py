@@ -9,9 +9,10 @@ width (G = Tw); they are stored as real planes (F, re/im, G, rows, cols) and mul
 Data enters in (H, W, B, C) layout, so that every transform is a matrix product over the leading axis.
 
 The real and imaginary parts of a frequency row each lie in one contiguous run over all of G, where the complex
-products add their terms. NumPy copies an operand through buffers when its runs are shorter than its buffer
-(8192 elements): held as (F, G, re/im, rows, cols), with runs of rows * cols, those sums took 3.4x the time of
-contiguous ones, and the CNN benchmark's training step 1.08x the time it takes now (alternating in one process).
+products add their terms. NumPy copies an operand through buffers when its runs are shorter than about half a
+buffer (8192 elements by default): held as (F, G, re/im, rows, cols), with runs of rows * cols, those sums took
+3.4x the time of contiguous ones, and the CNN benchmark's training step 1.08x the time it takes now (alternating
+in one process).
 """
 
 from __future__ import annotations
