@@ -50,7 +50,7 @@ def parallel_parts(fn, n: int, work: float) -> list:
     """[fn(part) for consecutive slices covering range(n)], one slice per thread of the run.
 
     The calling thread runs the first part, helper threads the others, each in a copy of the calling thread's
-    context: NumPy's settings for the run (kernel_numpy_state) hold in every part. Parts must write disjoint data.
+    context: NumPy's settings for the run (KernelNumpyState) hold in every part. Parts must write disjoint data.
     Work below `PARALLEL_WORK` element operations, or a run with one thread, runs in the calling thread
     alone. A part runs with one thread: a split inside it runs in the part's own thread, as it does in a
     helper. If a part raises, the first error is raised once every part has ended.
@@ -294,7 +294,11 @@ class RunThreads:
 KERNEL_BUFSIZE = 2048
 
 
-class _KernelNumpyState:
+class KernelNumpyState:
+    """NumPy's settings while a run's kernels run, in the calling thread and in the threads that work for it
+    (parallel_parts, tfnb/runtime/concurrent.py), restored after: no floating-point warnings (an inf or NaN that a
+    kernel computes is its value, as in TF) and ufunc buffers of KERNEL_BUFSIZE elements. One per run."""
+
     __slots__ = ("_errstate",)
 
     def __enter__(self) -> None:
@@ -304,13 +308,6 @@ class _KernelNumpyState:
 
     def __exit__(self, *exc) -> None:
         self._errstate.__exit__(*exc)  # restores the buffer size too
-
-
-def kernel_numpy_state() -> _KernelNumpyState:
-    """NumPy's settings while a run's kernels run, in the calling thread and in the threads that work for it
-    (parallel_parts, tfnb/runtime/concurrent.py), restored after: no floating-point warnings (an inf or NaN that a
-    kernel computes is its value, as in TF) and ufunc buffers of KERNEL_BUFSIZE elements."""
-    return _KernelNumpyState()
 
 
 def run_threads(configured: int, parallel_kernels: bool) -> RunThreads | None:

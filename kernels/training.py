@@ -326,8 +326,8 @@ def _in_bands(xp, shape: tuple, summed: int, band_update) -> None:
     has the cores (a run without parallel kernels). Where the run's threads own the cores, BLAS has one of them:
     GoogLeNet's 1024x1000 layer at batch 4, whole, took 0.95 ms on one thread, in bands on two 0.61 ms."""
     rows, columns = shape
-    whole = _DESCENT_WHOLE if run_width() == 1 else 2 * _DESCENT_BLOCK
-    band = rows if xp is not np or rows * columns < whole else max(1, _DESCENT_BLOCK // columns)
+    whole_below = _DESCENT_WHOLE if run_width() == 1 else 2 * _DESCENT_BLOCK
+    band = rows if xp is not np or rows * columns < whole_below else max(1, _DESCENT_BLOCK // columns)
     _in_steps(rows, band, rows * columns * summed, band_update)
 
 

@@ -23,7 +23,7 @@ from tfnb.framework.device_spec import DeviceSpec, local_device, task_of
 from tfnb.framework.graph import Graph
 from tfnb.framework.tensor import Tensor
 from tfnb.kernels import StepContext
-from tfnb.kernels.intra_op import kernel_numpy_state
+from tfnb.kernels.intra_op import KernelNumpyState
 from tfnb.runtime.binding import KernelCache
 from tfnb.runtime.devices import LocalDevice, local_devices
 from tfnb.runtime.pipeline import CompileOptions, build_plan
@@ -117,7 +117,7 @@ class DistributedExecutable:
     """
 
     threads = contextlib.nullcontext()
-    numpy_state = staticmethod(kernel_numpy_state)
+    numpy_state = KernelNumpyState
 
     def __init__(self, master: Master, graph: Graph, plan: Plan, registered: dict[str, tuple[int, TaskPlanDef]]) \
             -> None:

@@ -169,7 +169,7 @@ def test_helpers_run_their_parts_with_the_calling_thread_s_numpy_settings(monkey
     def part(rows):
         return threading.current_thread().name, np.geterr()["invalid"], np.getbufsize()
 
-    with intra_op.RunThreads(2, 1), intra_op.kernel_numpy_state():
+    with intra_op.RunThreads(2, 1), intra_op.KernelNumpyState():
         parts = intra_op.parallel_parts(part, 2, 2)
     assert {name for name, _, _ in parts} == {threading.current_thread().name, "tfnb-intra-op"}
     assert {(invalid, size) for _, invalid, size in parts} == {("ignore", intra_op.KERNEL_BUFSIZE)}
