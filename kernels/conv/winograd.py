@@ -18,9 +18,13 @@ products. The filter gradient is the same computation transposed: per transform 
 transformed input tiles times the transformed output-gradient tiles, summed over every tile by one
 product (all tiles are transformed first, and the threads take positions in turns).
 
-The filter transforms, and the filter gradient's way back from the transform positions, are products of a
-small matrix with a wide one (9 or 36 summed rows): kernels/products.py cuts them into cache-sized blocks
-of columns across the threads, measured 2-3x faster than one BLAS call for AlexNet's 3x3 layers.
+The filter transforms, and the filter gradient's way back from the transform positions, apply the 1-D transform
+along each filter axis in turn too (_separable_into), over blocks of the channel pairs that keep the intermediate
+in a core's cache, in the calling thread: a filter's transform is a few hundred microseconds of passes over memory,
+which a second thread would share only after waking. Against one product with the 2-D (Kronecker) matrix cut into
+blocks across the threads (kernels/products.py), two threads: 0.43-0.58x the time for GoogLeNet's 3x3 layers,
+0.26x for a 5x5 one, 0.48-0.52x for the way back; training steps at batch 4, GoogLeNet 0.94-0.99x the time,
+AlexNet 0.98x, OxfordNet 0.99x (alternating steps in one process).
 """
 
 from __future__ import annotations
@@ -32,13 +36,15 @@ import numpy as np
 
 from tfnb.framework.common_shapes import Geometry
 from tfnb.kernels.conv.scratch import Scratch, each_chunk, in_turns, on_canvas, row_pieces
-from tfnb.kernels.products import matmul_into, product_into
+from tfnb.kernels.products import product_into
 
 # Interpolation points in the order they are taken: these keep float32 errors near those of a direct sum.
 _POINTS = (0.0, -1.0, 1.0, 0.5, -2.0, 2.0, -0.5)
 
 # Bytes of transformed tiles per chunk (see the module docstring), at least.
 _CHUNK_BYTES = 2 << 20
+# Bytes of the intermediate of a filter's separable transform per block of channel pairs (_separable_into).
+_SEPARABLE_BLOCK_BYTES = 256 << 10
 # Every chunk of the forward convolution reads the n² transformed filter matrices: its tiles take at least
 # this many times their bytes, so that this traffic stays a small part of the chunk's work (measured on the
 # 3x3 layers of the paper's models, batch 4).
@@ -66,9 +72,10 @@ def winograd_matrices(m: int, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 @functools.lru_cache(maxsize=None)
 def _transforms(xp, dtype: str, m: int, r: int):
-    """The 1-D input (n×n) and output (m×n) transforms, and the 2-D filter transform (n²×r², Kronecker square)."""
+    """The 1-D input (n×n), filter (n×r) and output (m×n) transforms, and the filter's reversed (taps in reverse
+    order) and transposed (for the filter gradient's way back) as contiguous arrays."""
     at, g, bt = winograd_matrices(m, r)
-    return xp.asarray(bt, dtype=dtype), xp.asarray(np.kron(g, g), dtype=dtype), xp.asarray(at, dtype=dtype)
+    return tuple(xp.asarray(np.ascontiguousarray(a), dtype=dtype) for a in (bt, g, at, g[:, ::-1], g.T))
 
 
 def _tile_transform(scratch: Scratch, a, tiles, out):
@@ -79,6 +86,22 @@ def _tile_transform(scratch: Scratch, a, tiles, out):
     half = scratch("half transformed tiles", (n, k * count), tiles.dtype)
     product_into(scratch.xp, a, tiles.reshape(k, k * count), half)
     scratch.xp.matmul(a, half.reshape(n, k, count), out=out.reshape(n, n, count))
+    return out
+
+
+def _separable_into(scratch: Scratch, a, source, out):
+    """out = (a kron a) @ source for source (q, q, columns) and a (p x q), out (p², columns): a applied along
+    source's first axis, then along its second, over blocks of columns whose intermediate (q, p, block) stays in
+    a core's cache (_SEPARABLE_BLOCK_BYTES; the whole width on a device, where each product is a launch)."""
+    xp, (p, q), columns = scratch.xp, a.shape, source.shape[2]
+    step = max(1, _SEPARABLE_BLOCK_BYTES // (p * q * out.itemsize)) if xp is np else columns
+    half = scratch("half transformed filters", (q, p, min(step, columns)), out.dtype)
+    out = out.reshape(p, p, columns)
+    for first in range(0, columns, step):
+        block = slice(first, min(first + step, columns))
+        part = half[:, :, :block.stop - block.start]
+        xp.matmul(a, source[:, :, block].transpose(1, 0, 2), out=part)  # part[b, i] = sum_a a[i, a] source[a, b]
+        xp.matmul(a, part.transpose(1, 0, 2), out=out[:, :, block])  # out[i, j] = sum_b a[j, b] part[b, i]
     return out
 
 
@@ -130,8 +153,8 @@ class Winograd:
         channels, filters = x.shape[3], w.shape[3]
         tiles_h, tiles_w = self._tiles(geo)
         canvas = on_canvas(scratch, x, geo, m * tiles_h + self.r - 1, m * tiles_w + self.r - 1)
-        bt, g, at = _transforms(xp, x.dtype.str, m, self.r)
-        u = self._filter_transforms(xp, g, w, scratch("u", (n * n, channels * filters), x.dtype))
+        bt, _, at, _, _ = _transforms(xp, x.dtype.str, m, self.r)
+        u = self._filter_transforms(scratch, w, scratch("u", (n * n, channels * filters), x.dtype))
         out = scratch.output((x.shape[0], geo.h.out, geo.w.out, filters), x.dtype)
 
         def chunk(pieces, _):
@@ -148,18 +171,19 @@ class Winograd:
                      _FILTER_READS_PER_CHUNK * u.nbytes)
         return out
 
-    def _filter_transforms(self, xp, g, w, out):
-        """The transformed filters (n*n, C, F) of a (kh, kw, C, F) filter, by one product over its taps.
+    def _filter_transforms(self, scratch: Scratch, w, out):
+        """The transformed filters (n*n, C, F) of a (kh, kw, C, F) filter (_separable_into).
 
         A flipped filter's view (gemm.flipped) is transformed from the filter it views, with the taps in reverse
         order, and the result is read transposed: no copy of the filter at all.
         """
-        n, taps = self.n, self.r * self.r
+        n, r = self.n, self.r
+        _, g, _, reversed_g, _ = _transforms(scratch.xp, w.dtype.str, self.m, r)
         source = w.transpose(0, 1, 3, 2)[::-1, ::-1]
         if source.flags.c_contiguous and not w.flags.c_contiguous:
-            u = matmul_into(xp, xp.ascontiguousarray(g[:, ::-1]), source.reshape(taps, -1), out)
+            u = _separable_into(scratch, reversed_g, source.reshape(r, r, -1), out)
             return u.reshape(n * n, w.shape[3], w.shape[2]).transpose(0, 2, 1)
-        return matmul_into(xp, g, w.reshape(taps, -1), out).reshape(n * n, w.shape[2], w.shape[3])
+        return _separable_into(scratch, g, w.reshape(r, r, -1), out).reshape(n * n, w.shape[2], w.shape[3])
 
     def _scatter(self, scratch: Scratch, y, pieces, tiles_w: int, out, epilogue) -> None:
         """Output tiles y (m, m, tiles, F) into NHWC `out` at the pieces' tile rows, cropped to its size."""
@@ -191,7 +215,7 @@ class Winograd:
         count = x.shape[0] * tiles_h * tiles_w
         canvas = on_canvas(scratch, x, geo, m * tiles_h + r - 1, m * tiles_w + r - 1)
         dy_canvas = _on_whole_tiles(scratch, dy, m * tiles_h, m * tiles_w)
-        bt, g, at = _transforms(xp, x.dtype.str, m, r)
+        bt, _, at, _, g_t = _transforms(xp, x.dtype.str, m, r)
         inputs = scratch("input transforms", (n * n, count, channels), x.dtype)
         gradients = scratch("gradient transforms", (n * n, count, filters), x.dtype)
 
@@ -207,7 +231,7 @@ class Winograd:
         in_turns(lambda p: xp.matmul(inputs[p].T, gradients[p], out=sums[p]), n * n,
                  n * n * count * channels * filters)
         out = scratch.output((r, r, channels, filters), x.dtype)
-        matmul_into(xp, g.T, sums.reshape(n * n, -1), out.reshape(r * r, -1))
+        _separable_into(scratch, g_t, sums.reshape(n, n, -1), out.reshape(r * r, -1))
         return out
 
 

@@ -395,6 +395,24 @@ def test_winograd_chunks_of_tile_rows_that_span_images(monkeypatch):
     assert pieces == [[2, 2, 2, 3], [1, 1, 1, 1, 1, 1, 1, 2]]  # filter gradient: x and dy tiles
 
 
+@pytest.mark.parametrize("name", ["winograd", "winograd 4x4", "winograd 5x5"])
+def test_winograd_filter_transforms_in_blocks_of_channel_pairs(monkeypatch, name):
+    # The filter's transform, a flipped filter's (the input gradient's) and the filter gradient's way back run over
+    # blocks of channel pairs: 7 blocks of 5 columns and one of 4 here, the same values as the direct loops.
+    rng = np.random.default_rng(17)
+    r = 5 if name == "winograd 5x5" else 3
+    x, w, dy = rng.standard_normal((2, 7, 6, 3)), rng.standard_normal((r, r, 3, 13)), rng.standard_normal((2, 7, 6, 13))
+    n = {"winograd": 4, "winograd 4x4": 6, "winograd 5x5": 6}[name]
+    monkeypatch.setattr(winograd, "_SEPARABLE_BLOCK_BYTES", n * r * 8 * 5)  # float64
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (7, 6), (r, r))
+    expected = {"forward": ((x, w), ref_conv(x, w, (1, 1), (1, 1), "SAME")),
+                "backprop_input": ((dy, w), ref_backprop_input(x.shape, w, dy, (1, 1), (1, 1), "SAME")),
+                "backprop_filter": ((x, dy), ref_backprop_filter(x, w.shape, dy, (1, 1), (1, 1), "SAME"))}
+    for direction, ((a, b), reference) in expected.items():
+        np.testing.assert_allclose(conv.ALGORITHMS[direction][name][1](conv.Scratch(np), a, b, geo), reference,
+                                   rtol=1e-10, atol=1e-10, err_msg=direction)
+
+
 def test_im2col_chunks_of_output_rows_that_span_images(monkeypatch):
     rng = np.random.default_rng(15)
     x, w = rng.standard_normal((3, 7, 6, 2)), rng.standard_normal((3, 2, 2, 4))
