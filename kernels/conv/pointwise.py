@@ -11,6 +11,13 @@ from __future__ import annotations
 
 from tfnb.kernels.conv.scratch import Scratch, each_chunk
 
+# Bytes of input rows per chunk of the forward products. An inception module's pool runs beside them
+# (tfnb/runtime/fusion.py): the thread that pools joins late, and takes chunks only if some are left. In
+# chunks of 2 MiB, GoogLeNet's (two per line) went to the other thread both, which then ran 1.4-2.8 ms alone;
+# in chunks of 512 KiB its training step took 0.979-0.992x the time; 256 KiB and 1 MiB did no better (alternating
+# steps in one process, batch 4). The gradients' chunks sum partial filter gradients: 512 KiB took 1.027x.
+_FORWARD_CHUNK_BYTES = 512 << 10
+
 
 def pointwise_claims(x, filters, attrs: dict) -> bool:
     """Whether the peers' convolutions of x are products of its rows: 1x1 filters, stride 1, no explicit padding,
@@ -34,7 +41,7 @@ def pointwise_forward(scratch: Scratch, x, filters, epilogues) -> tuple:
             if epilogue is not None:
                 epilogue(flat[chosen])
 
-    each_chunk(chunk, rows.shape[0], channels * x.itemsize, scratch.chunk_bytes(),
+    each_chunk(chunk, rows.shape[0], channels * x.itemsize, scratch.chunk_bytes(_FORWARD_CHUNK_BYTES),
                work=rows.shape[0] * channels * sum(m.shape[1] for m in matrices))
     return tuple(outputs)
 

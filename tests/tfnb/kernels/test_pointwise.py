@@ -32,6 +32,18 @@ def test_each_filter_and_its_epilogue_over_chunks_of_rows(monkeypatch, threads):
     assert len(chunks) > 2  # BLAS in the calling thread: chunks sized for its caches (scratch._even_chunks)
 
 
+def test_an_inception_modules_forward_products_leave_chunks_for_a_thread_that_pools_first():
+    # GoogLeNet's 3b module at batch 4: 3 MiB of input rows. The pool beside the products holds one thread for
+    # most of their time, so each thread's share is several chunks: the pooling thread takes what is left.
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 28, 28, 256)).astype(np.float32)
+    filters = [rng.standard_normal((1, 1, 256, c)).astype(np.float32) for c in (128, 128, 32)]
+    chunks = []
+    with intra_op.RunThreads(2, 1):
+        pointwise.pointwise_forward(Scratch(np), x, filters, [chunks.append, None, None])
+    assert len(chunks) >= 2 * 2 and sum(c.shape[0] for c in chunks) == 4 * 28 * 28
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_gradients_sum_the_peers_and_addends_into_the_input_and_split_nothing(monkeypatch, threads):
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
