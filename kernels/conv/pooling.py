@@ -433,17 +433,22 @@ def max_pool(node):
         shape = _pooled_shape(x.shape, geo)
         if 0 in shape:
             return xp.zeros(shape, dtype=x.dtype), xp.zeros(shape, dtype=np.intp)
-        lowest = None if _inside(geo) else x.min()  # one reduction, NaN propagating through it
-        if lowest is not None and not lowest > fill:  # a window might pick padding: the exact indices
-            return run(x), _first_max_flat(scratch, x, geo, fill)
         out, first = scratch.output(shape, x.dtype), scratch.output(shape, np.intp)
-        if _packs(x, geo, lowest) and all(_in_cache_sized_parts(
-                scratch, lambda part: _max_pool_packed(scratch, x[part], geo, out[part], first[part],
-                                                       part.start * x[0].size), x)):
-            return out, first
         base = _window_bases(x.shape, geo)
-        _in_cache_sized_parts(scratch, lambda part: _max_pool_with_first_maxima(
-            scratch, x[part], geo, fill, out[part], base[part], first[part]), x)
+
+        def part_of(part):
+            """The part's pool and workspace, each part checking its own images in its own thread."""
+            images, start = x[part], part.start * x[0].size
+            lowest = None if _inside(geo) else images.min()  # one reduction, NaN propagating through it
+            if lowest is not None and not lowest > fill:  # a window might pick padding: the exact indices
+                _separable_reduce(scratch, xp.maximum, _in_place_or_padded(scratch, images, geo, fill), geo,
+                                  out[part])
+                xp.add(_first_max_flat(scratch, images, geo, fill), start, out=first[part])
+            elif not (_packs(images, geo, lowest)
+                      and _max_pool_packed(scratch, images, geo, out[part], first[part], start)):
+                _max_pool_with_first_maxima(scratch, images, geo, fill, out[part], base[part], first[part])
+
+        _in_cache_sized_parts(scratch, part_of, x)
         return out, first
 
     # A flat-index scatter is NumPy's ufunc.at. Windows that tile the input (ksize == strides) keep no workspace:

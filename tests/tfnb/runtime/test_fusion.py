@@ -1,5 +1,6 @@
 """Kernel fusion in plans: which lines fuse, that fused plans compute what unfused ones do, errors."""
 
+import collections
 import re
 import threading
 
@@ -409,6 +410,34 @@ def test_packed_pool_maxima_find_the_first_maximum_as_the_search_does(monkeypatc
     np.testing.assert_array_equal(packed[1], searched[1])
     flat = pooling._first_max_flat(pooling.Scratch(np), data, geo, -np.inf)  # argmax over each window
     np.testing.assert_array_equal(packed[1], flat)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_each_part_of_a_pools_batch_finds_its_maxima_by_its_own_values(monkeypatch, stride):
+    """Each part of the batch takes its way in its own thread: the packed maxima over values of no sign, the
+    search over taps, or, where a window might pick padding (a NaN, the lowest value), the exact indices."""
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(pooling, "_POOL_STEP_BYTES", 1)  # an image a part
+    rng = np.random.default_rng(18)
+    data = np.maximum(np.round(rng.standard_normal((4, 8, 10, 3)) * 2), 0).astype(np.float32)
+    data[1, 3, 4, 1], data[2, 0, 0, 0] = np.nan, -np.inf  # a NaN, and the lowest value
+    data[3] -= 1  # values of both signs
+    attrs = {"ksize": [1, 3, 3, 1], "strides": [1, stride, stride, 1], "padding": "SAME", "data_format": "NHWC"}
+    pool = max_pool_kernel(attrs)
+    geo = pool_geometry_or_fail(attrs, data.shape)
+    ways = collections.Counter()
+    for way in ("_max_pool_packed", "_max_pool_with_first_maxima", "_first_max_flat"):
+        monkeypatch.setattr(pooling, way, lambda *args, way=way, real=getattr(pooling, way): ways.update([way])
+                            or real(*args))
+    with intra_op.RunThreads(2, 1):
+        pooled, first = (array.copy() for array in pool.with_workspace(data))
+        expected = pool(data)
+    packed = 1 if stride == 1 else 0  # the first image: values of no sign
+    assert ways == collections.Counter(_max_pool_packed=packed, _max_pool_with_first_maxima=2 - packed,
+                                       _first_max_flat=2)
+    np.testing.assert_array_equal(pooled, expected)
+    ways.clear()
+    np.testing.assert_array_equal(first, pooling._first_max_flat(pooling.Scratch(np), data, geo, -np.inf))
 
 
 def test_packed_pool_maxima_are_only_for_strides_of_one_over_values_of_no_sign():
