@@ -468,6 +468,42 @@ def test_on_a_device_a_convolution_takes_its_batch_in_one_chunk(monkeypatch, mod
     np.testing.assert_allclose(on_device.get(), on_host, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("device", ["strict", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("name", ["winograd", "winograd 4x4", "winograd 5x5"])
+def test_on_a_device_winograd_transforms_a_filter_in_one_block(monkeypatch, name, device):
+    # A block of channel pairs per pair of products suits a CPU's caches; on a device each product is a launch.
+    if device == "gpu":
+        import cupy as xp
+    else:
+        from tfnb.runtime.strict_numpy import STRICT_XP as xp
+    monkeypatch.setattr(winograd, "_SEPARABLE_BLOCK_BYTES", 64)  # a few columns a block on the host
+    products = []
+    real_separable = winograd._separable_into
+
+    def counted(scratch_, a, source, out):
+        products.append(scratch_.xp is np)
+        return real_separable(scratch_, a, source, out)
+
+    monkeypatch.setattr(winograd, "_separable_into", counted)
+    rng = np.random.default_rng(19)
+    r = 5 if name == "winograd 5x5" else 3
+    x, w = rng.standard_normal((2, 9, 8, 6), np.float32), rng.standard_normal((r, r, 6, 7), np.float32)
+    dy = rng.standard_normal((2, 9, 8, 7), np.float32)
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (9, 8), (r, r))
+    for direction, (a, b) in {"forward": (x, w), "backprop_input": (dy, w), "backprop_filter": (x, dy)}.items():
+        algorithm = conv.ALGORITHMS[direction][name][1]
+        on_host = algorithm(conv.Scratch(np), a, b, geo)
+        on_device = algorithm(conv.Scratch(xp), xp.asarray(a), xp.asarray(b), geo)
+        np.testing.assert_allclose(on_device.get(), on_host, rtol=1e-4, atol=1e-4, err_msg=direction)
+    assert products.count(False) == 3 and products.count(True) == 3
+    blocks = []
+    real_matmul = xp.matmul
+    monkeypatch.setattr(xp, "matmul", lambda *args, **kwargs: blocks.append(1) or real_matmul(*args, **kwargs))
+    real_separable(conv.Scratch(xp), xp.asarray(np.ones((r + 1, r), np.float32)), xp.asarray(np.ones((r, r, 42),
+                   np.float32)), xp.empty(((r + 1) ** 2, 42), np.float32))
+    assert len(blocks) == 2  # the whole width in one block: two products
+
+
 def test_a_small_input_with_many_filters_is_work_for_every_thread(monkeypatch):
     # 2 x 4 x 4 positions of 8 channels (1 KiB of columns), each multiplied by 2,048 filters: 262,144 multiply-adds
     # per direction, as many as the threads need to share it.
