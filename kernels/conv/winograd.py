@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -70,12 +71,20 @@ def winograd_matrices(m: int, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return evaluation(m).T, evaluation(r), np.linalg.inv(evaluation(n)).T
 
 
+class _Transforms(NamedTuple):
+    """The 1-D transforms of F(m, r) as contiguous arrays of one dtype."""
+
+    input: object  # B^T (n x n)
+    filter: object  # G (n x r)
+    output: object  # A^T (m x n)
+    reversed_filter: object  # G with its taps in reverse order: a flipped filter's
+    filter_back: object  # G^T: the filter gradient's way back from the transform positions
+
+
 @functools.lru_cache(maxsize=None)
-def _transforms(xp, dtype: str, m: int, r: int):
-    """The 1-D input (n×n), filter (n×r) and output (m×n) transforms, and the filter's reversed (taps in reverse
-    order) and transposed (for the filter gradient's way back) as contiguous arrays."""
+def _transforms(xp, dtype: str, m: int, r: int) -> _Transforms:
     at, g, bt = winograd_matrices(m, r)
-    return tuple(xp.asarray(np.ascontiguousarray(a), dtype=dtype) for a in (bt, g, at, g[:, ::-1], g.T))
+    return _Transforms(*(xp.asarray(np.ascontiguousarray(a), dtype=dtype) for a in (bt, g, at, g[:, ::-1], g.T)))
 
 
 def _tile_transform(scratch: Scratch, a, tiles, out):
@@ -153,7 +162,8 @@ class Winograd:
         channels, filters = x.shape[3], w.shape[3]
         tiles_h, tiles_w = self._tiles(geo)
         canvas = on_canvas(scratch, x, geo, m * tiles_h + self.r - 1, m * tiles_w + self.r - 1)
-        bt, _, at, _, _ = _transforms(xp, x.dtype.str, m, self.r)
+        transforms = _transforms(xp, x.dtype.str, m, self.r)
+        bt, at = transforms.input, transforms.output
         u = self._filter_transforms(scratch, w, scratch("u", (n * n, channels * filters), x.dtype))
         out = scratch.output((x.shape[0], geo.h.out, geo.w.out, filters), x.dtype)
 
@@ -178,12 +188,13 @@ class Winograd:
         order, and the result is read transposed: no copy of the filter at all.
         """
         n, r = self.n, self.r
-        _, g, _, reversed_g, _ = _transforms(scratch.xp, w.dtype.str, self.m, r)
+        transforms = _transforms(scratch.xp, w.dtype.str, self.m, r)
         source = w.transpose(0, 1, 3, 2)[::-1, ::-1]
         if source.flags.c_contiguous and not w.flags.c_contiguous:
-            u = _separable_into(scratch, reversed_g, source.reshape(r, r, -1), out)
+            u = _separable_into(scratch, transforms.reversed_filter, source.reshape(r, r, -1), out)
             return u.reshape(n * n, w.shape[3], w.shape[2]).transpose(0, 2, 1)
-        return _separable_into(scratch, g, w.reshape(r, r, -1), out).reshape(n * n, w.shape[2], w.shape[3])
+        u = _separable_into(scratch, transforms.filter, w.reshape(r, r, -1), out)
+        return u.reshape(n * n, w.shape[2], w.shape[3])
 
     def _scatter(self, scratch: Scratch, y, pieces, tiles_w: int, out, epilogue) -> None:
         """Output tiles y (m, m, tiles, F) into NHWC `out` at the pieces' tile rows, cropped to its size."""
@@ -215,7 +226,8 @@ class Winograd:
         count = x.shape[0] * tiles_h * tiles_w
         canvas = on_canvas(scratch, x, geo, m * tiles_h + r - 1, m * tiles_w + r - 1)
         dy_canvas = _on_whole_tiles(scratch, dy, m * tiles_h, m * tiles_w)
-        bt, _, at, _, g_t = _transforms(xp, x.dtype.str, m, r)
+        transforms = _transforms(xp, x.dtype.str, m, r)
+        bt, at = transforms.input, transforms.output
         inputs = scratch("input transforms", (n * n, count, channels), x.dtype)
         gradients = scratch("gradient transforms", (n * n, count, filters), x.dtype)
 
@@ -231,7 +243,7 @@ class Winograd:
         in_turns(lambda p: xp.matmul(inputs[p].T, gradients[p], out=sums[p]), n * n,
                  n * n * count * channels * filters)
         out = scratch.output((r, r, channels, filters), x.dtype)
-        _separable_into(scratch, g_t, sums.reshape(n, n, -1), out.reshape(r * r, -1))
+        _separable_into(scratch, transforms.filter_back, sums.reshape(n, n, -1), out.reshape(r * r, -1))
         return out
 
 
