@@ -418,13 +418,15 @@ def _window_counts(xp, geo: Geometry, dtype):
 def max_pool(node):
     xp, attrs, fill, scratch = node.xp, node.attrs, _lowest(node.output_dtypes[0]), Scratch(node.xp)
 
+    def maxima_into(images, geo: Geometry, out) -> None:
+        _separable_reduce(scratch, xp.maximum, _in_place_or_padded(scratch, images, geo, fill), geo, out)
+
     def run(x):
         geo = pool_geometry_or_fail(attrs, x.shape)
         if 0 in _pooled_shape(x.shape, geo):
             return xp.zeros(_pooled_shape(x.shape, geo), dtype=x.dtype)
         out = scratch.output(_pooled_shape(x.shape, geo), x.dtype)
-        _in_cache_sized_parts(scratch, lambda part: _separable_reduce(
-            scratch, xp.maximum, _in_place_or_padded(scratch, x[part], geo, fill), geo, out[part]), x)
+        _in_cache_sized_parts(scratch, lambda part: maxima_into(x[part], geo, out[part]), x)
         return out
 
     def with_workspace(x):
@@ -441,8 +443,7 @@ def max_pool(node):
             images, start = x[part], part.start * x[0].size
             lowest = None if _inside(geo) else images.min()  # one reduction, NaN propagating through it
             if lowest is not None and not lowest > fill:  # a window might pick padding: the exact indices
-                _separable_reduce(scratch, xp.maximum, _in_place_or_padded(scratch, images, geo, fill), geo,
-                                  out[part])
+                maxima_into(images, geo, out[part])
                 xp.add(_first_max_flat(scratch, images, geo, fill), start, out=first[part])
             elif not (_packs(images, geo, lowest)
                       and _max_pool_packed(scratch, images, geo, out[part], first[part], start)):

@@ -101,7 +101,9 @@ def _tile_transform(scratch: Scratch, a, tiles, out):
 def _separable_into(scratch: Scratch, a, source, out):
     """out = (a kron a) @ source for source (q, q, columns) and a (p x q), out (p², columns): a applied along
     source's first axis, then along its second, over blocks of columns whose intermediate (q, p, block) stays in
-    a core's cache (_SEPARABLE_BLOCK_BYTES; the whole width on a device, where each product is a launch)."""
+    a core's cache (_SEPARABLE_BLOCK_BYTES; the whole width on a device, where each product is a launch).
+    Tiles take _tile_transform instead: their chunks are cache-sized already, and through this, in blocks, AlexNet's
+    and GoogLeNet's training steps took 1.02x the time."""
     xp, (p, q), columns = scratch.xp, a.shape, source.shape[2]
     step = max(1, _SEPARABLE_BLOCK_BYTES // (p * q * out.itemsize)) if xp is np else columns
     half = scratch("half transformed filters", (q, p, min(step, columns)), out.dtype)

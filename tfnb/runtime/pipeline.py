@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from tfnb.framework.operation import Operation
 from tfnb.framework.tensor import Tensor
 from tfnb.kernels import StepContext, find_kernel, intra_op
-from tfnb.kernels.intra_op import KernelNumpyState
 from tfnb.kernels.registry import KernelDef
 from tfnb.runtime import codegen
 from tfnb.runtime.binding import KernelCache
@@ -65,7 +64,7 @@ class Executable:
     run's step context.
     """
 
-    numpy_state = KernelNumpyState
+    numpy_state = intra_op.KernelNumpyState
 
     def __init__(self, plan: Plan, functions: list[codegen.Compiled], run: Callable | None,
                  make_reference: Callable[[], ReferenceExecutor], threads, inter_op: InterOpThreads | None,
