@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import collections
 import contextvars
-import itertools
 import os
 import sys
 import threading
@@ -126,7 +125,7 @@ class _Beside:
         return task_then_part
 
 
-def side_by_side(tasks: list, work: float) -> list:
+def side_by_side(tasks: list, work: float, waits: list | None = None) -> list:
     """[task() for task in tasks], the run's threads each taking the next task when done with the last, each task
     in one thread.
 
@@ -135,15 +134,46 @@ def side_by_side(tasks: list, work: float) -> list:
     splitting each across the threads in turn would hand work back and forth between them twice. A split inside a
     task runs in the task's thread (parallel_parts). A task waiting to run beside (run_beside) is taken last, by
     the thread that ends its first task first: it fills the time that the shorter task leaves that core idle.
+
+    `waits[i]` holds the positions of the tasks that task i reads the values of: a thread takes the first task
+    not yet taken whose waits have ended, and where none has, waits for a task to end. A task that raises is
+    raised once every task has ended; the tasks waiting for it never run.
     """
     beside, _run.beside = getattr(_run, "beside", None), None
     jobs = list(tasks) + ([] if beside is None else [beside.run])
+    needs = [set(waited) for waited in waits] if waits else [set() for _ in tasks]
+    needs += [set()] * (len(jobs) - len(needs))
     results: list = [None] * len(jobs)
-    claimed = itertools.count()  # next() on it is one atomic step under the GIL
+    untaken, ended, failed, state = list(range(len(jobs))), set(), set(), threading.Condition()
+
+    def next_ready() -> int | None:
+        """The first untaken task whose waits have ended, taken; None once none is left."""
+        with state:
+            while untaken:
+                for index in untaken:
+                    if needs[index] & failed:  # it would read a value that was never made
+                        untaken.remove(index)
+                        failed.add(index)
+                        break
+                    if needs[index] <= ended:
+                        untaken.remove(index)
+                        return index
+                else:
+                    state.wait()
+            return None
 
     def take_turns(_):
-        while (index := next(claimed)) < len(jobs):
-            results[index] = jobs[index]()
+        while (index := next_ready()) is not None:
+            try:
+                results[index] = jobs[index]()
+            except BaseException:
+                with state:
+                    failed.add(index)
+                    state.notify_all()
+                raise
+            with state:
+                ended.add(index)
+                state.notify_all()
 
     parallel_parts(take_turns, len(tasks), work)
     return results[:len(tasks)]

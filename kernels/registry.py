@@ -74,11 +74,17 @@ class Epilogue:
 @dataclass(frozen=True)
 class Sibling:
     """An op reading the same input as a kernel (its input `shared[1]` is the kernel's `shared[0]`), with the same
-    attrs, that the kernel's `variant` computes together with it: both outputs, the shared input read once."""
+    attrs, that the kernel's `variant` computes together with it: both outputs, the shared input read once.
+
+    `tasks` names a variant of the same arguments giving that work as tasks, (cost, function) pairs each for one
+    thread: one per output, in order, or one giving them all. Lines of independent pairs then run as one, all their
+    tasks side by side (tfnb/runtime/fusion.py).
+    """
 
     op: str
     variant: str
     shared: tuple[int, int]
+    tasks: str = ""
 
 
 @dataclass(frozen=True)

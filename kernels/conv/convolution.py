@@ -140,7 +140,7 @@ def _filter_gradient_geometry(attrs: dict, x, filter_sizes, dy) -> tuple[tuple, 
 
 
 @kernel("Conv2DBackpropInput", parallel=True, fresh_output=True,
-        siblings=(Sibling("Conv2DBackpropFilter", "with_filter_gradient", shared=(2, 2)),),
+        siblings=(Sibling("Conv2DBackpropFilter", "with_filter_gradient", shared=(2, 2), tasks="gradient_tasks"),),
         peers=Peers("with_summed_peers", shared=3, alike=1, summed="AddN"))
 def conv2d_backprop_input(node):
     attrs, scratch, out_dtype, xp = node.attrs, Scratch(node.xp), node.output_dtypes[0], node.xp
@@ -151,25 +151,39 @@ def conv2d_backprop_input(node):
 
     filter_gradient = conv2d_backprop_filter(node)
 
-    def with_filter_gradient(input_sizes, w, dy, x, filter_sizes):
-        """(Conv2DBackpropInput, Conv2DBackpropFilter) of one dy: one spectrum of dy where both use FFT, else both
-        directions side by side, each in a thread of its own, or one after the other, each split across the threads,
-        whichever measured faster for these shapes (choice.run_gradients)."""
+    def pair(input_sizes, w, dy, x, filter_sizes) -> tuple[Geometry, list]:
+        """(geometry, tasks) of a gradient pair: each task (multiply-adds, function) for one thread, giving the input
+        gradient and the filter gradient in turn, or one task giving both where both directions use FFT: one
+        spectrum of dy serves both."""
         sizes, geo = _input_gradient_geometry(attrs, input_sizes, w, dy)
         _, filter_geo = _filter_gradient_geometry(attrs, x, filter_sizes, dy)
+        multiply_adds = dy.size * w.shape[0] * w.shape[1] * w.shape[2]
         if (filter_geo == geo and x.shape == sizes and x.dtype == dy.dtype == w.dtype == out_dtype
                 and 0 not in x.shape + w.shape + dy.shape and x.flags.c_contiguous and dy.flags.c_contiguous
                 and chosen("backprop_input", dy, w, geo, xp) == "fft"
                 and chosen("backprop_filter", x, dy, geo, xp) == "fft"):
-            return fft_backprop(scratch, x, xp.ascontiguousarray(w), dy, geo)
-        # As many multiply-adds each: side by side, one thread each (intra_op.side_by_side), or one after the other.
-        multiply_adds = dy.size * w.shape[0] * w.shape[1] * w.shape[2]
-        directions = [lambda: run(input_sizes, w, dy), lambda: filter_gradient(x, filter_sizes, dy)]
-        ways = {"side by side": lambda: tuple(side_by_side(directions, 2 * multiply_adds)),
+            return geo, [(2 * multiply_adds, lambda: fft_backprop(scratch, x, xp.ascontiguousarray(w), dy, geo))]
+        return geo, [(multiply_adds, lambda: run(input_sizes, w, dy)),
+                     (multiply_adds, lambda: filter_gradient(x, filter_sizes, dy))]
+
+    def with_filter_gradient(input_sizes, w, dy, x, filter_sizes):
+        """(Conv2DBackpropInput, Conv2DBackpropFilter) of one dy: one spectrum of dy where both use FFT, else both
+        directions side by side, each in a thread of its own, or one after the other, each split across the threads,
+        whichever measured faster for these shapes (choice.run_gradients)."""
+        geo, tasks = pair(input_sizes, w, dy, x, filter_sizes)
+        if len(tasks) == 1:
+            return tasks[0][1]()
+        directions = [task for _, task in tasks]
+        ways = {"side by side": lambda: tuple(side_by_side(directions, sum(work for work, _ in tasks))),
                 "one after the other": lambda: tuple(direction() for direction in directions)}
         if run_width() < 2:  # one thread: one after the other either way
             return ways["side by side"]()
         return run_gradients(scratch, dy, w, geo, ways)
+
+    def gradient_tasks(input_sizes, w, dy, x, filter_sizes) -> list:
+        """with_filter_gradient as tasks (multiply-adds, function), each for one thread: one per gradient, or one
+        giving both (Sibling.tasks), for lines of independent pairs run as one (tfnb/runtime/fusion.py)."""
+        return pair(input_sizes, w, dy, x, filter_sizes)[1]
 
     def with_summed_peers(fused_ops: tuple):
         """Gradient pairs (with_filter_gradient) of convolutions of one input x, whose input gradients one AddN
@@ -202,6 +216,7 @@ def conv2d_backprop_input(node):
 
     if compute_dtype(out_dtype) == out_dtype:
         run.with_filter_gradient = with_filter_gradient
+        run.gradient_tasks = gradient_tasks
         run.with_summed_peers = with_summed_peers
     return run
 

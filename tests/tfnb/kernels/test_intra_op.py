@@ -347,3 +347,32 @@ def test_run_beside_raises_the_task_s_error_once_then_has_ended_and_leaves_no_ta
     with intra_op.RunThreads(2, 1):
         assert intra_op.parallel_parts(lambda rows: rows, 2, 2) == [slice(0, 1), slice(1, 2)]
     assert ended == [True]
+
+
+def test_side_by_side_runs_a_task_once_the_tasks_it_waits_for_have_ended(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    events = []
+
+    def task(name, seconds=0.0):
+        def run():
+            events.append(("start", name))
+            time.sleep(seconds)
+            events.append(("end", name))
+            return name
+
+        return run
+
+    # The second thread would take "after" at once; it waits for "slow" instead, then takes it before "last".
+    with intra_op.RunThreads(2, 1):
+        values = intra_op.side_by_side([task("slow", 0.05), task("after"), task("last")], 1, [[], [0], []])
+    assert values == ["slow", "after", "last"]
+    assert events.index(("end", "slow")) < events.index(("start", "after"))
+
+
+def test_side_by_side_never_runs_a_task_waiting_for_one_that_failed(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    ran = []
+    with intra_op.RunThreads(2, 1), pytest.raises(ZeroDivisionError):
+        intra_op.side_by_side([lambda: 1 // 0, lambda: ran.append("waiting"), lambda: ran.append("free")], 1,
+                              [[], [0], []])
+    assert ran == ["free"]

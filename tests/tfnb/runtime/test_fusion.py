@@ -1132,3 +1132,87 @@ def test_a_failing_pool_beside_a_convolution_names_the_pool():
         with pytest.raises(tf.errors.InvalidArgumentError) as info:
             sess.run(fetches, {x: np.ones((1, 1, 1, 2), np.float32)})  # a window larger than the input
     assert info.value.op.name == "pool"
+
+
+def branched_module(x):
+    """An inception module as GoogLeNet's: a 1x1 convolution, a 3x3 and a 5x5 one after 1x1 reductions, and a 1x1
+    projection of a 3x3 max pool, concatenated (each convolution with a ReLU)."""
+    rng = np.random.default_rng(30)
+
+    def conv(h, size, width, name):
+        w = tf.Variable(rng.standard_normal((size, size, h.shape.as_list()[-1], width)).astype(np.float32) * 0.3)
+        return tf.nn.relu(tf.nn.conv2d(h, w, [1, 1, 1, 1], "SAME", name=name))
+
+    pooled = tf.nn.max_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "SAME", name="pool")
+    return tf.concat([conv(x, 1, 4, "ones"), conv(conv(x, 1, 3, "reduce3"), 3, 4, "threes"),
+                      conv(conv(x, 1, 2, "reduce5"), 5, 3, "fives"), conv(pooled, 1, 3, "projection")], axis=3)
+
+
+def branched_training(x):
+    stem = np.random.default_rng(32).standard_normal((3, 3, 4, 6)).astype(np.float32) * 0.3
+    h = tf.nn.relu(tf.nn.conv2d(x, tf.Variable(stem), [1, 1, 1, 1], "SAME", name="stem"))
+    loss = tf.reduce_mean(tf.square(branched_module(h)))
+    return loss, tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+
+
+def test_independent_gradient_pairs_and_a_pool_gradient_run_as_one_line_and_train_as_unfused_plans(monkeypatch):
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    calls = []
+    side_by_side = fusion.side_by_side
+    monkeypatch.setattr(fusion, "side_by_side", lambda tasks, work, waits: calls.append(waits) or side_by_side(
+        [lambda task=task: (threading.get_ident(), task()) for task in tasks], work, waits))
+    x = tf.placeholder(tf.float32, [2, 8, 8, 4])
+    loss, train = branched_training(x)
+    feeds = {x: np.random.default_rng(31).standard_normal((2, 8, 8, 4)).astype(np.float32)}
+    fused, lines = trained([loss], train, feeds, tf.trainable_variables())
+    unfused, _ = trained([loss], train, feeds, tf.trainable_variables(), UNFUSED)
+    # The projection's, the 5x5's and the 3x3's gradient pairs, and the pool's gradient, which reads the
+    # projection's input gradient: seven tasks, the last waiting for one of them.
+    (line,) = [line for line in lines if "pool_grad/MaxPoolGrad" in line]
+    assert re.findall(r"gradients/(\w+)_grad/Conv2DBackpropFilter", line) == ["projection", "fives", "threes"]
+    assert calls and all(len(waits) == 7 and sorted(map(len, waits)) == [0] * 6 + [1] for waits in calls)
+    assert_same_steps(fused, unfused)
+
+
+def test_gradient_pairs_run_together_only_while_no_line_reads_what_they_compute():
+    x, z = tf.placeholder(tf.float32, [2, 6, 6, 3]), tf.placeholder(tf.float32, [2, 6, 6, 3])
+    w = [tf.constant(np.full((3, 3, 3, 3), 0.1 * k, np.float32)) for k in (1, 2, 3)]
+    first = tf.nn.conv2d(x, w[0], [1, 1, 1, 1], "SAME", name="first")
+    second = tf.nn.conv2d(tf.nn.relu(first), w[1], [1, 1, 1, 1], "SAME", name="second")  # reads first's output
+    beside = tf.nn.conv2d(z, w[2], [1, 1, 1, 1], "SAME", name="beside")
+    gradients = tf.gradients(tf.reduce_sum(tf.square(second)) + tf.reduce_sum(tf.square(beside)), [x, z] + w)
+    rng = np.random.default_rng(33)
+    feeds = {x: rng.standard_normal((2, 6, 6, 3)).astype(np.float32),
+             z: rng.standard_normal((2, 6, 6, 3)).astype(np.float32)}
+    fused, unfused, lines = fused_and_unfused(gradients, feeds)
+    for a, b in zip(fused, unfused):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    # second's and beside's pairs run together; first's waits for second's input gradient.
+    together = [line for line in lines if line.count("= Conv2DBackpropFilter") > 1]
+    assert len(together) == 1 and "first_grad" not in together[0]
+    assert "second_grad" in together[0] and "beside_grad" in together[0]
+
+
+def test_a_failing_pair_run_together_names_the_op_that_fails(monkeypatch):
+    x = tf.placeholder(tf.float32, [2, 8, 8, 4])
+    loss, train = branched_training(x)
+    run_convolution = convolution.run_convolution
+
+    def failing(scratch, direction, a, b, geo, epilogue=None):
+        if direction == "backprop_filter" and b.shape[3] == 3 and geo.h.taps == 5:  # the 5x5's filter gradient
+            conv.arguments.fail("a filter gradient that fails")
+        return run_convolution(scratch, direction, a, b, geo, epilogue)
+
+    monkeypatch.setattr(convolution, "run_convolution", failing)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(train, {x: np.ones((2, 8, 8, 4), np.float32)})
+        assert any(re.findall(r"gradients/(\w+)_grad/Conv2DBackpropFilter", line) == ["projection", "fives", "threes"]
+                   for line in fused_lines(sess))
+    assert info.value.op.name == "gradients/fives_grad/Conv2DBackpropFilter"
+
+
+def test_tasks_go_longest_path_first():
+    # Task 3 waits for task 0: 0's path is 1 + 2, longer than task 1's 2.5.
+    assert fusion._longest_paths_first([1, 2.5, 1, 2], [[], [], [], [0]]) == [0, 1, 3, 2]
