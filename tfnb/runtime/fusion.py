@@ -32,12 +32,13 @@ registration offers a combined variant (kernels/registry.py), an attribute of it
   OxfordNet (Adam) 0.985x.
 
 - Together: lines of gradient pairs (Siblings whose registration names `tasks`) that do not read one another's
-  values, as an inception module's 3x3, 5x5 and pool projection convolutions' gradients, and a streaming line
-  reading only their values (the pool's gradient reading the projection's input gradient): one line at the last
-  of them, all their directions queued side by side, each in one thread (intra_op.side_by_side), the pool's
-  gradient once what it reads has ended. Each pair alone left one core idle while its longer direction ended.
-  GoogLeNet at batch 4: 4.8 ms of idle core time a step in those lines instead of about 21, the training step
-  0.957-0.986x (alternating steps in one process).
+  values, as an inception module's 3x3, 5x5 and pool projection convolutions' gradients, and the lines of one
+  thread's work after the first of them until a line that splits its work needs their values (the pool's gradient
+  reading the projection's input gradient, ReLU gradients reading the reductions'): one line at the last of them,
+  all their directions and lines queued side by side, each in one thread (intra_op.side_by_side), a line once what
+  it reads has ended. Each pair alone left one core idle while its longer direction ended. GoogLeNet at batch 4:
+  4.8 ms of idle core time a step in those lines instead of about 21, the training step 0.954-0.986x (alternating
+  steps in one process; the ReLU and bias gradients joining beside the pool's: 1.000x and 1.005x).
 - Beside: a pool's line (a kernel registered `streams`: passes over memory, which a second core speeds up
   little) and a convolution's line that does not wait for it (the pool and the 1x1 convolutions of an
   inception module's input), run at once as TF's inter-op threads run independent ops: a helper thread
@@ -513,7 +514,7 @@ def _peer_kernel(merged, members: list[Step], shared: int, counts: list[int], su
 def _fuse_together(steps: list[Step]) -> list[Step]:
     producers, lines_of = _producers(steps), _lines_of(steps)
     groups: list[list[int]] = []
-    group: list[int] = []  # positions of pair lines, and of streaming lines that read only the pairs' values
+    group: list[int] = []  # positions of pair lines, and of lines of one thread's work since the first pair
     for index, step in enumerate(steps):
         waited = set(_waits(steps, step, producers, lines_of)) & set(group)
         if _pair_tasks(step) is not None:
@@ -521,15 +522,22 @@ def _fuse_together(steps: list[Step]) -> list[Step]:
                 groups.append(group)
                 group = []
             group.append(index)
-        elif waited:
-            if _streams(step, steps[group[0]]) and all(_pair_tasks(steps[p]) is not None for p in waited):
-                group.append(index)
-            else:  # this line needs the group's values: the group runs before it
-                groups.append(group)
-                group = []
+        elif group and _joins(step, steps[group[0]]):
+            group.append(index)
+        elif waited:  # this line needs the group's values: the group runs before it
+            groups.append(group)
+            group = []
     groups = [group for group in groups + [group] if sum(_pair_tasks(steps[p]) is not None for p in group) > 1]
     fused = {group[-1]: _together_line([steps[p] for p in group]) for group in groups}
     return _rebuilt(steps, fused, {p for group in groups for p in group[:-1]})
+
+
+def _joins(step: Step, pair: Step) -> bool:
+    """Whether a line may run as one task of a group of pairs: a stateless kernel on the pair's device that does not
+    split its work across the threads (a pool's gradient, a ReLU's, a bias's)."""
+    return (step.op is not None and not step.needs_step and step.kernel_def is not None and step.device == pair.device
+            and (not step.kernel_def.parallel or step.kernel_def.streams)
+            and not any(node.op.op_def.stateful for node in _nodes(step)))
 
 
 def _pair_tasks(step: Step) -> Callable | None:
@@ -564,7 +572,7 @@ def _together_line(members: list[Step]) -> Step:
         tasks, waits, results = [], [], {}
         makers: dict[str, tuple] = {}  # per output of a member, the task giving it and its place in the task's value
         for member, variant in zip(members, variants):
-            if variant is None:  # reads pairs' outputs, made before it in the group
+            if variant is None:  # may read outputs of members before it
                 member_tasks = [(0, _streaming_task(member, env, makers, results))]
                 waits.append(sorted({makers[arg][0] for arg in member.args if arg in makers}))
             else:

@@ -1064,8 +1064,8 @@ def test_a_pool_runs_beside_the_convolutions_that_do_not_wait_for_it_and_trains_
 
 
 def pooled_module(x):
-    """A convolution, then a 3x3 max pool with a 1x1 convolution after it beside a 1x1 and a 3x3 convolution (an
-    inception module's pool branch and one other branch): the pool's gradient flows back into the first one."""
+    """A convolution, then a 3x3 max pool beside a 1x1 and a 3x3 convolution (an inception module's pool branch, with
+    no projection, and one other branch): the pool's gradient flows back into the first one."""
     rng = np.random.default_rng(26)
 
     def conv(h, size, width, name):
@@ -1073,8 +1073,8 @@ def pooled_module(x):
         return tf.nn.relu(tf.nn.conv2d(h, w, [1, 1, 1, 1], "SAME", name=name))
 
     h = conv(x, 3, 5, "stem")
-    projected = conv(tf.nn.max_pool(h, [1, 3, 3, 1], [1, 1, 1, 1], "SAME", name="pool"), 1, 3, "projection")
-    return tf.concat([projected, conv(conv(h, 1, 4, "reduce"), 3, 4, "wide")], axis=3)
+    pooled = tf.nn.max_pool(h, [1, 3, 3, 1], [1, 1, 1, 1], "SAME", name="pool")
+    return tf.concat([pooled, conv(conv(h, 1, 4, "reduce"), 3, 4, "wide")], axis=3)
 
 
 def test_a_pool_gradient_runs_beside_the_convolution_gradients_that_do_not_wait_for_it(pools_beside):
@@ -1085,10 +1085,10 @@ def test_a_pool_gradient_runs_beside_the_convolution_gradients_that_do_not_wait_
     fused, lines = trained([loss], train, feeds, tf.trainable_variables())
     unfused, _ = trained([loss], train, feeds, tf.trainable_variables(), UNFUSED)
     lines = beside_lines(lines)
-    # Forward, the pool beside the 1x1 convolution of the same input; backward, the pool's gradient (which waits
-    # for the projection's input gradient) beside that convolution's gradients.
+    # Forward, the pool beside the 1x1 convolution of the same input; backward, the pool's gradient beside the 3x3
+    # convolution's gradients, which run when it does.
     assert [line.split(" + ")[0].split(" = ")[1] for line in lines] == ["MaxPool", "MaxPoolGrad"]
-    assert "reduce_grad/Conv2DBackpropInput = Conv2DBackpropInput" in lines[1]
+    assert "wide_grad/Conv2DBackpropInput = Conv2DBackpropInput" in lines[1]
     assert_same_steps(fused, unfused)
 
 
@@ -1157,20 +1157,24 @@ def branched_training(x):
 
 def test_independent_gradient_pairs_and_a_pool_gradient_run_as_one_line_and_train_as_unfused_plans(monkeypatch):
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
-    calls = []
+    calls, threads = [], set()
     side_by_side = fusion.side_by_side
     monkeypatch.setattr(fusion, "side_by_side", lambda tasks, work, waits: calls.append(waits) or side_by_side(
-        [lambda task=task: (threading.get_ident(), task()) for task in tasks], work, waits))
+        [lambda task=task: threads.add(threading.get_ident()) or task() for task in tasks], work, waits))
     x = tf.placeholder(tf.float32, [2, 8, 8, 4])
     loss, train = branched_training(x)
     feeds = {x: np.random.default_rng(31).standard_normal((2, 8, 8, 4)).astype(np.float32)}
     fused, lines = trained([loss], train, feeds, tf.trainable_variables())
     unfused, _ = trained([loss], train, feeds, tf.trainable_variables(), UNFUSED)
-    # The projection's, the 5x5's and the 3x3's gradient pairs, and the pool's gradient, which reads the
-    # projection's input gradient: seven tasks, the last waiting for one of them.
+    # The projection's, the 5x5's and the 3x3's gradient pairs, then the lines of one thread's work after them: the
+    # pool's gradient (which reads the projection's input gradient) and the reductions' ReLU gradients (which read
+    # the 3x3's and 5x5's), each waiting for the task that makes what it reads.
     (line,) = [line for line in lines if "pool_grad/MaxPoolGrad" in line]
     assert re.findall(r"gradients/(\w+)_grad/Conv2DBackpropFilter", line) == ["projection", "fives", "threes"]
-    assert calls and all(len(waits) == 7 and sorted(map(len, waits)) == [0] * 6 + [1] for waits in calls)
+    assert line.split(" + ")[6:] == ["gradients/pool_grad/MaxPoolGrad = MaxPoolGrad",
+                                     "gradients/Relu_4_grad/ReluGrad = ReluGrad", "gradients/Relu_2_grad/ReluGrad = ReluGrad"]
+    assert calls and all(len(waits) == 9 and sorted(map(len, waits)) == [0] * 6 + [1] * 3 for waits in calls)
+    assert len(threads) == 2
     assert_same_steps(fused, unfused)
 
 
