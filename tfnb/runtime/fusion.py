@@ -522,7 +522,7 @@ def _fuse_together(steps: list[Step]) -> list[Step]:
                 groups.append(group)
                 group = []
             group.append(index)
-        elif group and _joins(step, steps[group[0]]):
+        elif group and _joins(step, steps[group[0]]) and not _control_waits(step, lines_of) & set(group):
             group.append(index)
         elif waited:  # this line needs the group's values: the group runs before it
             groups.append(group)
@@ -530,6 +530,12 @@ def _fuse_together(steps: list[Step]) -> list[Step]:
     groups = [group for group in groups + [group] if sum(_pair_tasks(steps[p]) is not None for p in group) > 1]
     fused = {group[-1]: _together_line([steps[p] for p in group]) for group in groups}
     return _rebuilt(steps, fused, {p for group in groups for p in group[:-1]})
+
+
+def _control_waits(step: Step, lines_of: dict) -> set[int]:
+    """The positions of the lines that a line's nodes have control inputs on (tasks of a group wait for data only)."""
+    return {lines_of[control] for node in _nodes(step) if node.op for control in node.op.control_inputs
+            if control in lines_of}
 
 
 def _joins(step: Step, pair: Step) -> bool:
@@ -551,15 +557,15 @@ def _pair_tasks(step: Step) -> Callable | None:
 
 
 def _together_line(members: list[Step]) -> Step:
-    """The line computing independent sibling pairs, and streaming lines reading their values (a pool's gradient
-    reading a pool projection's input gradient), as one at the last member's position: every pair's tasks
-    (Sibling.tasks) and each streaming line side by side (intra_op.side_by_side), a streaming line once the pairs it
-    reads have ended.
+    """The line computing independent sibling pairs, and lines of one thread's work that may read their values (a
+    pool's gradient reading a pool projection's input gradient), as one at the last member's position: every pair's
+    tasks (Sibling.tasks) and every other line as one task, side by side (intra_op.side_by_side), a line's task
+    once the tasks making what it reads have ended.
 
     Each pair side by side leaves one core idle from the end of its shorter task to the end of its longer one (an
     inception module's 3x3 and 5x5 gradient pairs: their input gradients take 1.2-1.3x their filter gradients);
     together, the thread that ends first takes the next task instead. Tasks go longest path first: a task's
-    time (measured at the line's last run; multiply-adds at its first, streaming lines 0) plus the longest path
+    time (measured at the line's last run; multiply-adds at its first, other lines 0) plus the longest path
     of the tasks waiting for it.
     """
     produced = {output: m for m, member in enumerate(members) for output in member.outputs}
@@ -573,7 +579,7 @@ def _together_line(members: list[Step]) -> Step:
         makers: dict[str, tuple] = {}  # per output of a member, the task giving it and its place in the task's value
         for member, variant in zip(members, variants):
             if variant is None:  # may read outputs of members before it
-                member_tasks = [(0, _streaming_task(member, env, makers, results))]
+                member_tasks = [(0, _line_task(member, env, makers, results))]
                 waits.append(sorted({makers[arg][0] for arg in member.args if arg in makers}))
             else:
                 member_tasks = variant(*[env[arg] for arg in member.args])
@@ -619,9 +625,9 @@ def _made(results: dict, maker: tuple):
     return results[task] if place is None else results[task][place]
 
 
-def _streaming_task(member: Step, env: dict, makers: dict, results: dict):
-    """A streaming member's task: its line's kernel on its arguments, those the group makes read from the results
-    of the tasks it waits for."""
+def _line_task(member: Step, env: dict, makers: dict, results: dict):
+    """The task of a member that is not a pair: its line's kernel on its arguments, those the group makes read from
+    the results of the tasks it waits for."""
     def task():
         return _tagged(member, *[_made(results, makers[arg]) if arg in makers else env[arg] for arg in member.args])
 

@@ -1220,3 +1220,21 @@ def test_a_failing_pair_run_together_names_the_op_that_fails(monkeypatch):
 def test_tasks_go_longest_path_first():
     # Task 3 waits for task 0: 0's path is 1 + 2, longer than task 1's 2.5.
     assert fusion._longest_paths_first([1, 2.5, 1, 2], [[], [], [], [0]]) == [0, 1, 3, 2]
+
+
+def test_a_line_with_a_control_input_on_a_pair_of_a_group_runs_after_the_group():
+    x, z = tf.placeholder(tf.float32, [2, 6, 6, 3]), tf.placeholder(tf.float32, [2, 6, 6, 3])
+    w = [tf.constant(np.full((3, 3, 3, 3), 0.1 * k, np.float32)) for k in (1, 2)]
+    loss = sum(tf.reduce_sum(tf.square(tf.nn.conv2d(v, f, [1, 1, 1, 1], "SAME", name=name)))
+               for v, f, name in ((x, w[0], "left"), (z, w[1], "right")))
+    gradients = tf.gradients(loss, [x, z] + w)
+    with tf.control_dependencies([gradients[0].op]):  # after the left pair, reading none of its values
+        after = tf.square(z, name="after")
+    rng = np.random.default_rng(34)
+    feeds = {x: rng.standard_normal((2, 6, 6, 3)).astype(np.float32),
+             z: rng.standard_normal((2, 6, 6, 3)).astype(np.float32)}
+    fused, unfused, lines = fused_and_unfused(gradients + [after], feeds)
+    for a, b in zip(fused, unfused):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    (together,) = [line for line in lines if line.count("= Conv2DBackpropFilter") == 2]
+    assert "after = Square" not in together
