@@ -39,6 +39,7 @@ registration offers a combined variant (kernels/registry.py), an attribute of it
   it reads has ended. Each pair alone left one core idle while its longer direction ended. GoogLeNet at batch 4:
   4.8 ms of idle core time a step in those lines instead of about 21, the training step 0.954-0.986x (alternating
   steps in one process; the ReLU and bias gradients joining beside the pool's: 1.000x and 1.005x).
+
 - Beside: a pool's line (a kernel registered `streams`: passes over memory, which a second core speeds up
   little) and a convolution's line that does not wait for it (the pool and the 1x1 convolutions of an
   inception module's input), run at once as TF's inter-op threads run independent ops: a helper thread
