@@ -112,9 +112,12 @@ def _lines_of(steps: list[Step]) -> dict:
 def _waits(steps: list[Step], step: Step, producers: dict, lines_of: dict) -> list[int]:
     """The positions of the lines computing what `step` waits for: its inputs (-1 for a feed or constant) and its
     nodes' control inputs (past the end for one no line computes)."""
-    return ([producers.get(arg, -1) for arg in step.args]
-            + [lines_of.get(control, len(steps))
-               for node in _nodes(step) if node.op for control in node.op.control_inputs])
+    return [producers.get(arg, -1) for arg in step.args] + [lines_of.get(c, len(steps)) for c in _controls(step)]
+
+
+def _controls(step: Step) -> set:
+    """The ops that a line's nodes have control inputs on."""
+    return {control for node in _nodes(step) if node.op for control in node.op.control_inputs}
 
 
 def _rebuilt(steps: list[Step], fused: dict[int, Step], drop: set[int]) -> list[Step]:
@@ -535,8 +538,7 @@ def _fuse_together(steps: list[Step]) -> list[Step]:
 
 def _control_waits(step: Step, lines_of: dict) -> set[int]:
     """The positions of the lines that a line's nodes have control inputs on (tasks of a group wait for data only)."""
-    return {lines_of[control] for node in _nodes(step) if node.op for control in node.op.control_inputs
-            if control in lines_of}
+    return {lines_of[control] for control in _controls(step) if control in lines_of}
 
 
 def _joins(step: Step, pair: Step) -> bool:
@@ -651,7 +653,7 @@ def _fuse_beside(steps: list[Step]) -> list[Step]:
     producers, lines_of = _producers(steps), _lines_of(steps)
     readers, waiting = _readers(steps), collections.defaultdict(list)  # per line, the lines with a control input on it
     for index, step in enumerate(steps):
-        for control in {c for node in _nodes(step) if node.op for c in node.op.control_inputs}:
+        for control in _controls(step):
             if control in lines_of:
                 waiting[lines_of[control]].append(index)
     moved: set[int] = set()  # lines taken to a split line's position
