@@ -278,8 +278,13 @@ _DESCENT_WHOLE = 1 << 20
 # matrix-vector products 89; at batch 8, 285, 170 and 186. Training steps at batch 4, alternating in one process:
 # AlexNet 0.841x, Overfeat 0.898x, OxfordNet 0.887x, GoogLeNet 0.980x; at batch 8 the transposed product, AlexNet
 # 0.967x. Where the product sums few terms (the MLP benchmark's last layer, 512x10 at batch 128: 59 us with the
-# transposed copy, 25 without), dy @ band.T directly.
+# transposed copy, 25 without), dy @ band.T directly. So too from a batch of _DIRECT_ROWS: BLAS then writes the band's
+# columns of out with their row stride, and the transposed copy, a pass against the grain, costs more than the
+# packing saves. The MLP benchmark's middle layer (512x512 at batch 128, two BLAS threads): 0.87-0.97x the line's
+# time; products alone of 512x512 at batch 32 1.15x, 64 0.97x, 128 0.91x, 256 0.83x, of 1024x1024 in bands of 256
+# rows at batch 128 0.89x.
 _GEMV_ROWS = 4
+_DIRECT_ROWS = 64
 
 
 def _descend_in_blocks(xp, var, grad, alpha: float) -> None:
@@ -347,7 +352,7 @@ def _input_gradient_band(xp, scratch: Scratch, weights, chosen: slice, input_gra
     if dy.shape[0] <= _GEMV_ROWS:  # matrix-vector products, as kernels/products.py streams a small batch
         for row in range(dy.shape[0]):
             xp.dot(weights, dy[row], out=out[row, chosen])
-    elif dy.shape[1] <= SKINNY:  # a product of few terms costs less than its transpose's copy
+    elif dy.shape[1] <= SKINNY or dy.shape[0] >= _DIRECT_ROWS:  # a product of few terms, or of a large batch
         product_into(xp, dy, weights.T, out[:, chosen])
     else:  # the band times dy.T, read along the band's rows; its transpose (batch x band rows) into out
         product = scratch("descent_input_gradient", (chosen.stop - chosen.start, dy.shape[0]), weights.dtype)

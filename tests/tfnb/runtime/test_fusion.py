@@ -695,9 +695,10 @@ def fused_updates(monkeypatch) -> list:
 
 
 # Batches of up to four take matrix-vector products; of eight, dy times the weights transposed where they have few
-# columns (8), else one product of the weights with dy transposed; 1024 columns make the descent go in bands.
+# columns (8), else one product of the weights with dy transposed; of 64, dy times the weights transposed, into
+# out's columns; 1024 columns make the descent go in bands.
 @pytest.mark.parametrize("batch,width,relu", [(2, 8, False), (8, 8, True), (2, 1024, True), (4, 1024, True),
-                                              (8, 1024, False)])
+                                              (8, 1024, False), (64, 1024, True)])
 def test_an_input_gradient_and_its_weights_descent_are_one_line_and_train_as_unfused_plans(batch, width, relu,
                                                                                            fused_updates):
     w1, w2, x, loss, optimizer, feeds = two_dense_layers(batch, width, relu)
