@@ -16,10 +16,11 @@ memory once, and from the cache for the second row. Measured against the blocked
 at batch 2, two threads: 0.65-0.75x the time of an input gradient (dy @ w.T), 0.8-0.95x of a forward product
 (x @ w). At batch 4 matrix-vector products made the forward product slower, and a training step of dense layers
 took 1.05x. An outer product (a summed axis of one: a weight gradient at batch 1) is a broadcast
-multiplication, in 0.2x BLAS's time. A product that sums few terms (a weight gradient on a small batch) goes to
-BLAS in pieces small enough for OpenBLAS's kernels for small matrices, which do not pack their operands: fused
-with its layer's update, training steps at batch 4 took AlexNet 0.904x the time, Overfeat 0.927x, OxfordNet
-0.957x (alternating steps in one process).
+multiplication, in 0.2x BLAS's time. Other products are one BLAS call each: with OpenBLAS 0.3.31, a band of a
+weight gradient on a small batch (64x4 @ 4x4096, one thread) took 150 us in one call and 153 in two pieces sized
+for its kernels for small matrices (an earlier OpenBLAS: 158 against 41), bands of 262x4 @ 4x1000 68 against 76;
+AlexNet's training step took 0.99x the time of the pieces (alternating steps in one process). Winograd's transforms
+keep the pieces (product_in_pieces).
 """
 
 from __future__ import annotations
@@ -34,10 +35,8 @@ SKINNY = 32  # the short side of a skinny product, at most: one cut into blocks,
 _LARGE_BYTES = 1 << 20  # the large operand of a product cut into blocks, at least
 _VECTOR_BLOCK_BYTES = 1 << 20  # a block of the large operand read by matrix-vector products
 VECTOR_ROWS = 2  # a product with at most this many rows is computed by matrix-vector products
-# OpenBLAS multiplies a product of at most 10^6 multiply-adds by kernels for small matrices, which skip packing the
-# operands: a band of AlexNet's first weight gradient at batch 4 (64x4 @ 4x4096, one thread) took 158 us in one
-# call, 41 us in two; summing 8 to 32 terms, pieces of 2^19 took 0.33-0.76x the time of one call, and summing
-# 64 they lost.
+# Multiply-adds per piece of a product summing few terms (product_in_pieces): small enough for OpenBLAS's kernels
+# for small matrices, which skip packing the operands.
 _SMALL_PRODUCT = 1 << 19
 
 
@@ -91,13 +90,20 @@ def _blocking(xp, a, b, out) -> str | None:
 
 def product_into(xp, a, b, out) -> None:
     """out = a @ b: an outer product (a summed axis of one) as a broadcast multiplication, which BLAS does several
-    times slower; a product summing few terms (a weight gradient's on a small batch) in pieces of at most
-    _SMALL_PRODUCT multiply-adds along out's longer side."""
-    (rows, summed), columns = a.shape, b.shape[1]
-    if summed == 1:
+    times slower; other products in one BLAS call."""
+    if a.shape[1] == 1:
         xp.multiply(a, b, out=out)
-    elif xp is not np or summed > SKINNY or rows * columns * summed <= _SMALL_PRODUCT:
+    else:
         xp.matmul(a, b, out=out)
+
+
+def product_in_pieces(xp, a, b, out) -> None:
+    """out = a @ b, a product summing few terms (Winograd's transform of tiles) in pieces of at most _SMALL_PRODUCT
+    multiply-adds along out's longer side: single calls of 6x6 @ 6x1.2M (one thread) took 1.06x the time, of
+    4x6 @ 6x600k 1.36x, of 6x4 @ 4x300k 0.74x."""
+    (rows, summed), columns = a.shape, b.shape[1]
+    if xp is not np or summed > SKINNY or rows * columns * summed <= _SMALL_PRODUCT:
+        product_into(xp, a, b, out)
     elif rows >= columns:
         for part in _blocks(rows, _SMALL_PRODUCT // (columns * summed)):
             xp.matmul(a[part], b, out=out[part])

@@ -37,7 +37,7 @@ import numpy as np
 
 from tfnb.framework.common_shapes import Geometry
 from tfnb.kernels.conv.scratch import Scratch, each_chunk, in_turns, on_canvas, row_pieces
-from tfnb.kernels.products import product_into
+from tfnb.kernels.products import product_in_pieces
 
 # Interpolation points in the order they are taken: these keep float32 errors near those of a direct sum.
 _POINTS = (0.0, -1.0, 1.0, 0.5, -2.0, 2.0, -0.5)
@@ -93,7 +93,7 @@ def _tile_transform(scratch: Scratch, a, tiles, out):
     n, k = a.shape
     count = tiles.shape[1]
     half = scratch("half transformed tiles", (n, k * count), tiles.dtype)
-    product_into(scratch.xp, a, tiles.reshape(k, k * count), half)
+    product_in_pieces(scratch.xp, a, tiles.reshape(k, k * count), half)
     scratch.xp.matmul(a, half.reshape(n, k, count), out=out.reshape(n, n, count))
     return out
 

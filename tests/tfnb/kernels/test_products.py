@@ -42,13 +42,26 @@ def test_products_are_cut_along_the_long_side(m, k, n, blocking):
 
 
 @pytest.mark.parametrize("m,k,n,calls", [
-    (64, 4, 4096, 2),  # a band of AlexNet's first weight gradient at batch 4: two pieces of rows
-    (262, 4, 1000, 2),  # of its last layer's
-    (4, 4, 70_000, 3),  # wide: pieces of columns
-    (32, 4, 4096, 1),  # small enough for one call
+    (4, 6, 200_000, 10),  # a Winograd output transform: pieces of columns
+    (300_000, 6, 6, 21),  # tall: pieces of rows
+    (6, 6, 10_000, 1),  # small enough for one call
     (64, 64, 4096, 1),  # a product summing many terms: one call
 ])
-def test_products_of_few_terms_are_multiplied_in_small_pieces(monkeypatch, m, k, n, calls):
+def test_products_of_few_terms_in_pieces_are_multiplied_in_small_pieces(monkeypatch, m, k, n, calls):
+    pieces = _counted_product(monkeypatch, products.product_in_pieces, m, k, n)
+    assert len(pieces) == calls and sum(pieces) == m * k * n
+    assert calls == 1 or max(pieces) <= products._SMALL_PRODUCT
+
+
+@pytest.mark.parametrize("m,k,n", [(64, 4, 4096), (262, 4, 1000), (4, 4, 70_000)])
+def test_other_products_of_few_terms_are_one_call(monkeypatch, m, k, n):
+    """A band of AlexNet's first weight gradient at batch 4, of its last layer's, a wide one: one BLAS call each."""
+    pieces = _counted_product(monkeypatch, products.product_into, m, k, n)
+    assert pieces == [m * k * n]
+
+
+def _counted_product(monkeypatch, product, m: int, k: int, n: int) -> list[int]:
+    """The multiply-adds of each np.matmul call of out = a @ b by `product`, its out checked against float64."""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((k, m)).astype(np.float32).T, rng.standard_normal((k, n)).astype(np.float32)
     matmul, pieces = np.matmul, []
@@ -59,7 +72,7 @@ def test_products_of_few_terms_are_multiplied_in_small_pieces(monkeypatch, m, k,
 
     monkeypatch.setattr(np, "matmul", counted)
     out = np.full((m, n), np.nan, np.float32)
-    products.product_into(np, a, b, out)
-    assert len(pieces) == calls and sum(pieces) == m * k * n
-    assert calls == 1 or max(pieces) <= products._SMALL_PRODUCT
+    product(np, a, b, out)
+    monkeypatch.undo()
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    return pieces
