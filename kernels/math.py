@@ -427,7 +427,9 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
         """Add(a @ b, addend) (then Relu), in place on the product where addend broadcasts to its shape: a dense
         layer's bias (and activation) in the pass that reads the product from the cache."""
         out = run(a, b)
-        if addend.dtype == out.dtype and xp.broadcast_shapes(out.shape, addend.shape) == out.shape:
+        # A bias of one value per column, else any addend broadcasting to the product's shape.
+        if addend.dtype == out.dtype and (addend.shape == out.shape[-1:]
+                                          or xp.broadcast_shapes(out.shape, addend.shape) == out.shape):
             add_channels_into(xp, out, addend, out)
         else:
             out = xp.add(out, addend)
@@ -454,8 +456,8 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
                 """The line's output, or None (nothing written) where the arrays do not fit: the lines then run one by
                 one, and an error names the op that fails."""
                 features, (x, update_dy, *update) = (rest[0], rest[1:]) if relu else (None, rest)
-                if any(m.dtype != dtype or m.ndim != 2 for m in (dy, x, update_dy)) or (
-                        relu and features.shape != (dy.shape[0], x.shape[1])):
+                if not (dy.dtype == x.dtype == update_dy.dtype == dtype and dy.ndim == x.ndim == update_dy.ndim == 2
+                        ) or (relu and features.shape != (dy.shape[0], x.shape[1])):
                     return None
                 out = scratch.output((dy.shape[0], x.shape[1]), dtype)
                 update_by_product(xp, *update, x.T, update_dy, input_gradient=(dy, out))

@@ -75,9 +75,11 @@ def _blocking(xp, a, b, out) -> str | None:
     """How out = a @ b is cut into blocks of its largest operand: None (a skinny product only, and large),
     "rows" of out and a, "columns" of out and b, or "sums" along the summed axis."""
     (m, k), n = a.shape, b.shape[1]
+    if xp is not np or min(m, n, k) > SKINNY:
+        return None
     sizes = {"a": m * k, "b": k * n, "out": m * n}
     largest = max(sizes, key=sizes.get)
-    if xp is not np or min(m, n, k) > SKINNY or sizes[largest] * out.itemsize < _LARGE_BYTES:
+    if sizes[largest] * out.itemsize < _LARGE_BYTES:
         return None
     if largest == "out":  # blocks along its long side
         return "rows" if m >= n else "columns"
