@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from tfnb.framework.errors import InvalidArgumentError
+from tfnb.kernels.blas import accumulate_product, accumulates
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.intra_op import parallel_parts, run_width
 from tfnb.kernels.products import SKINNY, product_into
@@ -285,6 +286,9 @@ _DESCENT_WHOLE = 1 << 20
 # rows at batch 128 0.89x.
 _GEMV_ROWS = 4
 _DIRECT_ROWS = 64
+# Weights of at least this many elements descend by GEMMs adding into them (kernels/blas.py): a 512x10 layer at
+# batch 128 took 1.12x the time of a product and a subtraction, 256x256 0.88x.
+_ACCUMULATED = 1 << 15
 
 
 def _descend_in_blocks(xp, var, grad, alpha: float) -> None:
@@ -362,13 +366,15 @@ def _input_gradient_band(xp, scratch: Scratch, weights, chosen: slice, input_gra
 
 
 def descend_by_product(xp, var, alpha, a, b, input_gradient=None) -> None:
-    """var -= alpha * (a @ b), a band of the product's rows at a time, each subtracted while it is in the cache.
+    """var -= alpha * (a @ b), a band of the product's rows at a time.
 
     A fully connected layer's weight gradient is as large as its weights: fused into its gradient-descent update
-    (MatMul's `with_descent` variant, tfnb/runtime/fusion.py), it is never written out whole nor read back.
-    With `input_gradient` (dy, out), also out = dy @ var.T from the weights before the update, each band as it is
-    read for it (MatMul's `with_weight_update`): on a small batch both are passes over the weights, and the
-    input gradient's pass is then one over the caches.
+    (MatMul's `with_descent` variant, tfnb/runtime/fusion.py), it is never written out whole nor read back. Where
+    NumPy's BLAS is reachable (kernels/blas.py), each band is one GEMM adding -alpha times its product into the
+    weights; elsewhere, and for variables under _ACCUMULATED elements, a band's product is made in the cache and
+    subtracted there. With `input_gradient` (dy, out), also out = dy @ var.T from the weights before the update,
+    each band as it is read for it (MatMul's `with_weight_update`): on a small batch both are passes over the
+    weights, and the input gradient's pass is then one over the caches.
     """
     shape = _stored(var).shape
     _check_product(shape, a, b)
@@ -376,18 +382,26 @@ def descend_by_product(xp, var, alpha, a, b, input_gradient=None) -> None:
     scratch = Scratch(xp)
 
     def descend(array) -> None:
-        # alpha times the smaller factor (a layer's input or its dy, as small as the batch is): the product is then
-        # the step itself, with no pass to scale it. Scaling dy rather than x.T where dy is smaller (the MLP
-        # benchmark's first and last layers, 128x512 against 784x128 and 128x10 against 512x128): its step 0.99x.
         rate = array.dtype.type(float(alpha))
-        scaled, right = (xp.multiply(a, rate), b) if a.size <= b.size else (a, xp.multiply(b, rate))
+        if shape[0] * shape[1] >= _ACCUMULATED and accumulates(a, b, array):
+            def band_descent(chosen: slice) -> None:
+                accumulate_product(-rate, a[chosen], b, array[chosen])
+        else:
+            # alpha times the smaller factor (a layer's input or its dy, as small as the batch is): the product is
+            # then the step itself, with no pass to scale it. Scaling dy rather than x.T where dy is smaller (the
+            # MLP benchmark's first and last layers, 128x512 against 784x128 and 128x10 against 512x128): its step
+            # 0.99x.
+            scaled, right = (xp.multiply(a, rate), b) if a.size <= b.size else (a, xp.multiply(b, rate))
+
+            def band_descent(chosen: slice) -> None:
+                product = scratch("descent_product", (chosen.stop - chosen.start, shape[1]), array.dtype)
+                product_into(xp, scaled[chosen], right, product)
+                array[chosen] -= product
 
         def band_update(chosen: slice) -> None:
             if input_gradient is not None:
                 _input_gradient_band(xp, scratch, array[chosen], chosen, input_gradient)
-            product = scratch("descent_product", (chosen.stop - chosen.start, shape[1]), array.dtype)
-            product_into(xp, scaled[chosen], right, product)
-            array[chosen] -= product
+            band_descent(chosen)
 
         _in_bands(xp, shape, a.shape[1], band_update)
 
