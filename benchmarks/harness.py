@@ -54,9 +54,13 @@ def optional_tensorflow():
     """TF1 graph mode (tf.compat.v1) if the bench extra is installed, else None.
 
     TensorFlow 2.16+ serves tf.compat.v1.layers from tf_keras only when TF_USE_LEGACY_KERAS is set
-    before its import (the Makefile installs tf_keras).
+    before its import (the Makefile installs tf_keras). TensorFlow 2.21 turned its oneDNN CPU kernels off by
+    default (on from 2.9 through 2.20): they are TF's fastest on x86, so the benchmarks turn them on
+    (TF_ENABLE_ONEDNN_OPTS) unless the environment says otherwise. Without them, TF1's AlexNet step at batch 4
+    took 653 ms on this project's machine, with them 291 (runs minutes apart).
     """
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
     try:
         import tensorflow as tf
     except ImportError:

@@ -19,6 +19,9 @@ import pytest
 import tfnb
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# TensorFlow's oneDNN kernels, its default on x86 from 2.9 through 2.20 (2.21 turned them off): with them its CPU
+# Conv2D takes NCHW images too, as tfnb's does, where TF's own kernels raise UnimplementedError.
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
 _FLOAT_TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 _HALF_TOLERANCE = {"rtol": 1e-3, "atol": 1e-3}  # one float16 ulp: TF computes some float16 ops in float32
