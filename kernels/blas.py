@@ -12,13 +12,14 @@ for it).
 The call goes through ctypes to NumPy's own library, found as threadpoolctl lists it, so it shares the thread
 count the runs set (kernels/intra_op.py). Only the OpenBLAS builds of NumPy's wheels (scipy-openblas, whose
 symbols carry the `scipy_` prefix, and a `64_` suffix in their 64-bit integer builds) are used: another BLAS, or
-none found, makes `accumulates` false, and the caller computes the product with NumPy.
+none found, makes product_accumulator None, and the caller computes the product with NumPy.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -65,30 +66,34 @@ def _operand(matrix) -> tuple[int, int] | None:
     return None
 
 
-def accumulates(a, b, out) -> bool:
-    """Whether accumulate_product can add a @ b into out: NumPy arrays of one float dtype whose GEMM was found,
-    (m, k) @ (k, n) into (m, n), each at least 2 along every axis, out's rows contiguous and writable, none of
-    them sharing memory with out."""
-    return _layouts(a, b, out) is not None
-
-
-def accumulate_product(alpha: float, a, b, out) -> None:
-    """out += alpha * (a @ b), in one GEMM of NumPy's BLAS; for arrays that `accumulates` accepts."""
+def product_accumulator(a, b, out) -> Callable[[float, slice], None] | None:
+    """A function add(alpha, rows) doing out[rows] += alpha * (a[rows] @ b) in one GEMM of NumPy's BLAS, for any
+    slice of the rows (bands, as descents take them); None where GEMM cannot take these arrays: NumPy arrays of
+    one float dtype whose GEMM was found, (m, k) @ (k, n) into (m, n), each at least 2 along every axis, out's
+    rows contiguous and writable, none of them sharing memory with out. The arrays are checked once, here: a
+    slice of the rows of each keeps the layout found."""
     layouts = _layouts(a, b, out)
     if layouts is None:
-        raise ValueError(f"no GEMM adds {_described(a)} @ {_described(b)} into {_described(out)}")
+        return None
     gemm, (transpose_a, lead_a), (transpose_b, lead_b), lead_out = layouts
-    (m, k), n = a.shape, b.shape[1]
-    gemm(_ROW_MAJOR, transpose_a, transpose_b, m, n, k, alpha, a.ctypes.data, lead_a, b.ctypes.data, lead_b, 1.0,
-         out.ctypes.data, lead_out)
+    (rows, k), n = a.shape, b.shape[1]
+    arrays = (a, b, out)  # held by add: the addresses below stay theirs
+    (a_start, b_start, out_start), a_row, out_row = (m.ctypes.data for m in arrays), a.strides[0], out.strides[0]
 
+    def add(alpha: float, chosen: slice) -> None:
+        first, end, step = chosen.indices(rows)
+        if step != 1:
+            raise ValueError(f"rows {chosen} of {len(arrays[0])} are not one band")
+        if end > first:
+            gemm(_ROW_MAJOR, transpose_a, transpose_b, end - first, n, k, alpha, a_start + first * a_row, lead_a,
+                 b_start, lead_b, 1.0, out_start + first * out_row, lead_out)
 
-def _described(array) -> str:
-    return f"{array.dtype}{list(array.shape)}" if isinstance(array, np.ndarray) else type(array).__name__
+    return add
 
 
 def _layouts(a, b, out) -> tuple | None:
-    """(GEMM, a's and b's (transpose flag, leading dimension), out's leading dimension) where accumulates."""
+    """(GEMM, a's and b's (transpose flag, leading dimension), out's leading dimension), or None (see
+    product_accumulator)."""
     if not (type(a) is type(b) is type(out) is np.ndarray and a.dtype == b.dtype == out.dtype
             and a.ndim == b.ndim == out.ndim == 2):
         return None

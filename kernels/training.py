@@ -14,7 +14,7 @@ import threading
 import numpy as np
 
 from tfnb.framework.errors import InvalidArgumentError
-from tfnb.kernels.blas import accumulate_product, accumulates
+from tfnb.kernels.blas import product_accumulator
 from tfnb.kernels.conv.scratch import Scratch
 from tfnb.kernels.intra_op import parallel_parts, run_width
 from tfnb.kernels.products import SKINNY, product_into
@@ -383,9 +383,10 @@ def descend_by_product(xp, var, alpha, a, b, input_gradient=None) -> None:
 
     def descend(array) -> None:
         rate = array.dtype.type(float(alpha))
-        if shape[0] * shape[1] >= _ACCUMULATED and accumulates(a, b, array):
+        add = product_accumulator(a, b, array) if xp is np and shape[0] * shape[1] >= _ACCUMULATED else None
+        if add is not None:
             def band_descent(chosen: slice) -> None:
-                accumulate_product(-rate, a[chosen], b, array[chosen])
+                add(-rate, chosen)
         else:
             # alpha times the smaller factor (a layer's input or its dy, as small as the batch is): the product is
             # then the step itself, with no pass to scale it. Scaling dy rather than x.T where dy is smaller (the

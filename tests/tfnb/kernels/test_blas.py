@@ -19,7 +19,9 @@ def test_a_product_is_added_into_the_array(dtype, a_transposed, b_transposed):
     b = rng.standard_normal((5, 9)).astype(dtype).T if b_transposed else rng.standard_normal((9, 5)).astype(dtype)
     out = rng.standard_normal((7, 5)).astype(dtype)
     expected = out.astype(np.float64) - 0.5 * (a.astype(np.float64) @ b)
-    blas.accumulate_product(-0.5, a, b, out)
+    add = blas.product_accumulator(a, b, out)
+    add(-0.5, slice(0, 3))
+    add(-0.5, slice(3, None))  # two bands of rows
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -30,16 +32,16 @@ def test_a_band_of_columns_and_a_band_of_rows_are_added_into_in_place():
     a, b = rng.standard_normal((6, 4)), rng.standard_normal((4, 3))
     canvas = rng.standard_normal((10, 8))
     before = canvas.copy()
-    blas.accumulate_product(2.0, a, b, canvas[2:8, 3:6])
+    blas.product_accumulator(a, b, canvas[2:8, 3:6])(2.0, slice(1, 4))
     expected = before.copy()
-    expected[2:8, 3:6] += 2.0 * a @ b
+    expected[3:6, 3:6] += 2.0 * a[1:4] @ b
     np.testing.assert_allclose(canvas, expected, rtol=1e-12)
 
 
 @needs_gemm
 @pytest.mark.parametrize("case", ["dtypes", "integers", "columns of out apart", "out read-only", "out overlaps a",
                                   "a row", "shapes", "not NumPy"])
-def test_arrays_gemm_cannot_take_are_refused_before_any_call(case):
+def test_arrays_gemm_cannot_take_are_refused(case):
     rng = np.random.default_rng(2)
     a, b, out = rng.standard_normal((4, 3)), rng.standard_normal((3, 5)), np.zeros((4, 5))
     if case == "dtypes":
@@ -59,9 +61,15 @@ def test_arrays_gemm_cannot_take_are_refused_before_any_call(case):
         b = b[:2]
     else:
         a = a.tolist()
-    assert not blas.accumulates(a, b, out)
-    with pytest.raises(ValueError, match="no GEMM adds"):
-        blas.accumulate_product(1.0, a, b, out)
+    assert blas.product_accumulator(a, b, out) is None
+
+
+@needs_gemm
+def test_rows_not_one_band_are_refused():
+    rng = np.random.default_rng(4)
+    add = blas.product_accumulator(rng.standard_normal((4, 3)), rng.standard_normal((3, 5)), np.zeros((4, 5)))
+    with pytest.raises(ValueError, match="not one band"):
+        add(1.0, slice(0, 4, 2))
 
 
 def dense_step(width: int) -> np.ndarray:
@@ -82,9 +90,9 @@ def dense_step(width: int) -> np.ndarray:
 
 @needs_gemm
 def test_the_descent_of_large_weights_adds_its_product_by_gemm_and_trains_as_with_a_product(monkeypatch):
-    calls, accumulate = [], training.accumulate_product
-    monkeypatch.setattr(training, "accumulate_product", lambda *args: calls.append(args[3].shape) or
-                        accumulate(*args))
+    calls, accumulator = [], training.product_accumulator
+    monkeypatch.setattr(training, "product_accumulator", lambda a, b, out: calls.append(out.shape) or
+                        accumulator(a, b, out))
     by_gemm = dense_step(256)
     assert calls == [(256, 256)] * 2  # 65536 elements, one band, each step
     monkeypatch.setattr(training, "_ACCUMULATED", 1 << 40)
@@ -97,5 +105,4 @@ def test_without_numpys_blas_the_descent_makes_the_product(monkeypatch):
     with_product = dense_step(256)
     monkeypatch.setattr(training, "_ACCUMULATED", 1)
     monkeypatch.setattr(blas, "_gemm", lambda dtype: None)
-    monkeypatch.setattr(training, "accumulate_product", None)  # never called
     np.testing.assert_array_equal(dense_step(256), with_product)
