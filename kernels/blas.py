@@ -32,7 +32,10 @@ _GEMMS = {np.dtype(np.float32): "sgemm", np.dtype(np.float64): "dgemm"}
 @functools.cache
 def _gemm(dtype: np.dtype):
     """NumPy's cblas_?gemm for `dtype` as a ctypes function, or None where NumPy's BLAS is not scipy-openblas."""
-    blas = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
+    try:
+        blas = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
+    except (TypeError, ValueError, AttributeError):  # a NumPy that cannot say how it was built
+        return None
     if blas.get("name") != "scipy-openblas":
         return None
     site = Path(np.__file__).resolve().parent.parent  # NumPy's wheels keep it in numpy.libs/ or numpy/.dylibs/

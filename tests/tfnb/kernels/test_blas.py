@@ -106,3 +106,21 @@ def test_without_numpys_blas_the_descent_makes_the_product(monkeypatch):
     monkeypatch.setattr(training, "_ACCUMULATED", 1)
     monkeypatch.setattr(blas, "_gemm", lambda dtype: None)
     np.testing.assert_array_equal(dense_step(256), with_product)
+
+
+@pytest.mark.parametrize("config", ["unknown", "another blas"])
+def test_a_numpy_not_built_with_scipy_openblas_gets_no_gemm(monkeypatch, config):
+    """A NumPy that cannot say how it was built, or names another BLAS: no GEMM, so descents make the product."""
+    def show_config(mode):
+        if config == "unknown":
+            raise TypeError("show_config() got an unexpected keyword argument 'mode'")
+        return {"Build Dependencies": {"blas": {"name": "accelerate"}}}
+
+    monkeypatch.setattr(np, "show_config", show_config)
+    blas._gemm.cache_clear()
+    try:
+        assert blas._gemm(np.dtype(np.float32)) is None
+        assert blas.product_accumulator(np.ones((2, 2)), np.ones((2, 2)), np.zeros((2, 2))) is None
+    finally:
+        monkeypatch.undo()
+        blas._gemm.cache_clear()
