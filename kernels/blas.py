@@ -80,17 +80,17 @@ def product_accumulator(a, b, out) -> Callable[[float, slice], None] | None:
         return None
     gemm, (transpose_a, lead_a), (transpose_b, lead_b), lead_out = layouts
     (rows, k), n = a.shape, b.shape[1]
-    arrays = (a, b, out)  # held by add: the addresses below stay theirs
-    (a_start, b_start, out_start), a_row, out_row = (m.ctypes.data for m in arrays), a.strides[0], out.strides[0]
+    (a_start, b_start, out_start), a_row, out_row = (m.ctypes.data for m in (a, b, out)), a.strides[0], out.strides[0]
 
     def add(alpha: float, chosen: slice) -> None:
         first, end, step = chosen.indices(rows)
         if step != 1:
-            raise ValueError(f"rows {chosen} of {len(arrays[0])} are not one band")
+            raise ValueError(f"rows {chosen} of {rows} are not one band")
         if end > first:
             gemm(_ROW_MAJOR, transpose_a, transpose_b, end - first, n, k, alpha, a_start + first * a_row, lead_a,
                  b_start, lead_b, 1.0, out_start + first * out_row, lead_out)
 
+    add.arrays = (a, b, out)  # held while add lives: the addresses it writes through stay theirs
     return add
 
 

@@ -28,7 +28,6 @@ import threadpoolctl
 PARALLEL_WORK = 1 << 19
 
 
-
 class _RunState(threading.local):
     """Per thread: `widths`, the thread counts of the (nested) runs it is executing, and `beside`, a task for the
     next split's first helper (run_beside). Set in every thread before its first read: a getattr that misses raises

@@ -383,7 +383,7 @@ def descend_by_product(xp, var, alpha, a, b, input_gradient=None) -> None:
 
     def descend(array) -> None:
         rate = array.dtype.type(float(alpha))
-        add = product_accumulator(a, b, array) if xp is np and shape[0] * shape[1] >= _ACCUMULATED else None
+        add = product_accumulator(a, b, array) if shape[0] * shape[1] >= _ACCUMULATED else None
         if add is not None:
             def band_descent(chosen: slice) -> None:
                 add(-rate, chosen)
