@@ -7,6 +7,14 @@ callable to time (or None when its framework is not installed). Rounds rotate wh
 first and pause before each turn, as `harness.interleaved_medians` does. A turn may start with untimed
 calls (`warmup`): a step right after a pause is not a training step in a loop. Each worker also reports its
 resident memory: after the first call, and its peak while it was timed (Linux; NaN elsewhere).
+
+A worker answers only once its process is idle (`_wait_until_idle`): NumPy's OpenBLAS keeps its threads spinning
+for about 0.1 s after a product (measured: 0.10 s of CPU in the 0.1 s after a turn of the MLP's NumPy step, none
+after TF1's), and a turn that starts while the previous contender's threads spin shares a core with them. Which
+contender follows which depends on the rotation: with three contenders, the MLP benchmark's tfnb turns followed a
+spinning process in two rounds of three and the floor's in one. tfnb's ratio to the floor, averaged over seven
+runs: 1.012 before this wait, 0.991 with it (without TF1 in the rotation, where both follow a spinning process
+alike: 0.960 and 0.956).
 """
 
 from __future__ import annotations
@@ -19,6 +27,12 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+
+# A process is idle once it used under _IDLE_SHARE of a core over _IDLE_WINDOW seconds; a worker waits at most
+# _IDLE_WAIT_LIMIT seconds for that.
+_IDLE_WINDOW = 0.02
+_IDLE_SHARE = 0.1
+_IDLE_WAIT_LIMIT = 2.0
 
 
 @dataclass
@@ -131,6 +145,17 @@ def _number(value) -> float:
         return math.nan
 
 
+def _wait_until_idle() -> None:
+    """Returns once this process's threads, all of them, keep no core busy (see the module docstring), or after
+    _IDLE_WAIT_LIMIT seconds."""
+    deadline = time.perf_counter() + _IDLE_WAIT_LIMIT
+    while time.perf_counter() < deadline:
+        before = time.process_time()
+        time.sleep(_IDLE_WINDOW)
+        if time.process_time() - before < _IDLE_SHARE * _IDLE_WINDOW:
+            return
+
+
 def _serve(spec: str) -> None:
     """The worker's side: build the contender, call it once, then time calls (or report its peak) as asked on stdin."""
     module, function, *arguments = spec.split(":")
@@ -139,6 +164,7 @@ def _serve(spec: str) -> None:
         print("missing", flush=True)
         return
     first = _number(contender())
+    _wait_until_idle()
     print(f"ready {_resident_bytes('VmRSS')} {first}", flush=True)
     _reset_peak()
     for line in sys.stdin:
@@ -151,7 +177,9 @@ def _serve(spec: str) -> None:
         start = time.perf_counter()
         for _ in range(number):
             contender()
-        print((time.perf_counter() - start) / number, flush=True)
+        seconds = (time.perf_counter() - start) / number
+        _wait_until_idle()
+        print(seconds, flush=True)
 
 
 if __name__ == "__main__":

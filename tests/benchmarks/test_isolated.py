@@ -3,9 +3,11 @@
 import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 
-from benchmarks.isolated import isolated_runs
+from benchmarks import isolated
+from benchmarks.isolated import _Worker, isolated_runs
 
 # A contender slow on the first call of each turn (after the pause) and fast on the calls right after it.
 CONTENDER = textwrap.dedent("""
@@ -33,3 +35,43 @@ def test_warm_up_calls_are_made_and_left_untimed(tmp_path, monkeypatch):
     assert cold.median > 0.15
     assert warm.median < 0.1
     assert warm.first_value == 1.0
+
+
+# A contender whose process keeps a core busy after each call, as OpenBLAS's spinning threads do.
+SPINNING = textwrap.dedent("""
+    import threading
+    import time
+
+    def spinning_after_each_call():
+        def spin():
+            end = time.perf_counter() + 0.4
+            while time.perf_counter() < end:
+                pass
+
+        def call():
+            threading.Thread(target=spin).start()
+            return 1.0
+        return call
+""")
+
+
+def test_a_worker_answers_once_its_process_is_idle(tmp_path, monkeypatch):
+    """The next contender's turn must not share a core with this one's leftover threads; the wait is not timed."""
+    (tmp_path / "spinning_contender.py").write_text(SPINNING)
+    root = str(Path(__file__).resolve().parents[2])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), root, *sys.path]))
+    worker = _Worker("spinning_contender:spinning_after_each_call")
+    try:
+        start = time.perf_counter()
+        seconds = worker.seconds_per_call(1)
+        answered = time.perf_counter() - start
+    finally:
+        worker.close()
+    assert answered > 0.3
+    assert seconds < 0.1
+
+
+def test_an_idle_process_waits_one_window_only():
+    start = time.perf_counter()
+    isolated._wait_until_idle()
+    assert time.perf_counter() - start < 0.2
