@@ -25,10 +25,15 @@ CONTENDER = textwrap.dedent("""
 """)
 
 
-def test_warm_up_calls_are_made_and_left_untimed(tmp_path, monkeypatch):
-    (tmp_path / "cold_contender.py").write_text(CONTENDER)
+def _importable_by_workers(tmp_path, monkeypatch, module: str, source: str) -> None:
+    """Writes a contender's module where the worker processes import it from."""
+    (tmp_path / f"{module}.py").write_text(source)
     root = str(Path(__file__).resolve().parents[2])
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), root, *sys.path]))
+
+
+def test_warm_up_calls_are_made_and_left_untimed(tmp_path, monkeypatch):
+    _importable_by_workers(tmp_path, monkeypatch, "cold_contender", CONTENDER)
     spec = {"cold": "cold_contender:cold_after_a_pause"}
     cold = isolated_runs(spec, rounds=2, number=1, pause=0.3)["cold"]
     warm = isolated_runs(spec, rounds=2, number=1, pause=0.3, warmup=1)["cold"]
@@ -57,9 +62,7 @@ SPINNING = textwrap.dedent("""
 
 def test_a_worker_answers_once_its_process_is_idle(tmp_path, monkeypatch):
     """The next contender's turn must not share a core with this one's leftover threads; the wait is not timed."""
-    (tmp_path / "spinning_contender.py").write_text(SPINNING)
-    root = str(Path(__file__).resolve().parents[2])
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), root, *sys.path]))
+    _importable_by_workers(tmp_path, monkeypatch, "spinning_contender", SPINNING)
     worker = _Worker("spinning_contender:spinning_after_each_call")
     try:
         start = time.perf_counter()
