@@ -15,12 +15,17 @@ contender follows which depends on the rotation: with three contenders, the MLP 
 spinning process in two rounds of three and the floor's in one. tfnb's ratio to the floor, averaged over seven
 runs: 1.012 before this wait, 0.991 with it (without TF1 in the rotation, where both follow a spinning process
 alike: 0.960 and 0.956).
+
+A contender may import tfnb from an import root of its own (`import_roots`): a directory where another revision of
+tfnb is installed, which benchmarks/compare_revisions.py times against the checkout's.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+import os
+import pathlib
 import statistics
 import subprocess
 import sys
@@ -28,6 +33,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+# The environment variable naming a worker's import root (isolated_runs).
+_IMPORT_ROOT = "TFNB_BENCH_IMPORT_ROOT"
 # A process is idle once it used under _IDLE_SHARE of a core over _IDLE_WINDOW seconds; a worker waits at most
 # _IDLE_WAIT_LIMIT seconds for that.
 _IDLE_WINDOW = 0.02
@@ -65,10 +72,13 @@ def isolated_medians(factories: dict[str, str], rounds: int = 11, number: int = 
 
 
 def isolated_runs(factories: dict[str, str], rounds: int = 11, number: int = 5,
-                  pause: float = 0.2, warmup: int = 0) -> dict[str, IsolatedRun]:
+                  pause: float = 0.2, warmup: int = 0, import_roots: dict[str, str] | None = None
+                  ) -> dict[str, IsolatedRun]:
     """Each installed contender's IsolatedRun, each timed in its own process, the processes taking turns; each
-    turn makes `warmup` untimed calls before its `number` timed ones."""
-    workers = {name: _Worker(spec) for name, spec in factories.items()}
+    turn makes `warmup` untimed calls before its `number` timed ones. `import_roots` maps a contender's name to a
+    directory its process imports tfnb from, ahead of the checkout's."""
+    roots = import_roots or {}
+    workers = {name: _Worker(spec, roots.get(name)) for name, spec in factories.items()}
     try:
         order = [(name, worker) for name, worker in workers.items() if worker.available]
         samples: dict[str, list[float]] = {name: [] for name, _ in order}
@@ -87,10 +97,12 @@ def isolated_runs(factories: dict[str, str], rounds: int = 11, number: int = 5,
 class _Worker:
     """A process holding one contender; it times `number` calls when asked and answers seconds per call."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, import_root: str | None = None) -> None:
         self._log = tempfile.TemporaryFile(mode="w+")  # the frameworks' own logging, shown only on failure
+        environment = {**os.environ, _IMPORT_ROOT: import_root} if import_root else None
         self._process = subprocess.Popen([sys.executable, "-m", "benchmarks.isolated", spec], text=True,
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
+                                         env=environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._log)
         ready = self._answer(spec).split()
         self.available = ready[0] == "ready"
         if self.available:
@@ -156,8 +168,27 @@ def _wait_until_idle() -> None:
             return
 
 
+def _import_tfnb_from(root: str) -> None:
+    """Makes this process import tfnb from `root`: first on sys.path, and without the import hooks that would find
+    it elsewhere first (an editable install's finder runs before sys.path is searched)."""
+    if not (pathlib.Path(root) / "tfnb" / "__init__.py").is_file():
+        raise ImportError(f"no tfnb installed in {root}")
+    sys.path.insert(0, root)
+    for finder in list(sys.meta_path):
+        find_spec = getattr(finder, "find_spec", None)
+        found = find_spec("tfnb", None) if find_spec else None
+        if found is not None and not _inside(found.origin, root):
+            sys.meta_path.remove(finder)
+
+
+def _inside(path: str | None, root: str) -> bool:
+    return path is not None and pathlib.Path(path).resolve().is_relative_to(pathlib.Path(root).resolve())
+
+
 def _serve(spec: str) -> None:
     """The worker's side: build the contender, call it once, then time calls (or report its peak) as asked on stdin."""
+    if os.environ.get(_IMPORT_ROOT):
+        _import_tfnb_from(os.environ[_IMPORT_ROOT])
     module, function, *arguments = spec.split(":")
     contender = getattr(importlib.import_module(module), function)(*arguments)
     if contender is None:

@@ -6,6 +6,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from benchmarks import isolated
 from benchmarks.isolated import _Worker, isolated_runs
 
@@ -78,3 +80,32 @@ def test_an_idle_process_waits_one_window_only():
     start = time.perf_counter()
     isolated._wait_until_idle()
     assert time.perf_counter() - start < 0.2
+
+
+# A contender reporting which tfnb its process imported: a stand-in's MARK, or 1.0 for the checkout's.
+IMPORTING = textwrap.dedent("""
+    import tfnb
+
+    def which_tfnb():
+        return lambda: float(getattr(tfnb, "MARK", 1.0))
+""")
+
+
+def test_a_contender_imports_tfnb_from_its_import_root(tmp_path, monkeypatch):
+    """Ahead of the checkout's tfnb, also where an editable install's finder would find that one first."""
+    _importable_by_workers(tmp_path, monkeypatch, "importing_contender", IMPORTING)
+    root = tmp_path / "site"
+    (root / "tfnb").mkdir(parents=True)
+    (root / "tfnb" / "__init__.py").write_text("MARK = 2.0\n")
+    spec = "importing_contender:which_tfnb"
+    runs = isolated_runs({"root": spec, "checkout": spec}, rounds=1, number=1, pause=0,
+                         import_roots={"root": str(root)})
+    assert runs["root"].first_value == 2.0
+    assert runs["checkout"].first_value == 1.0
+
+
+def test_an_import_root_without_tfnb_fails_the_worker(tmp_path, monkeypatch):
+    _importable_by_workers(tmp_path, monkeypatch, "importing_contender", IMPORTING)
+    with pytest.raises(RuntimeError, match="no tfnb installed in"):
+        isolated_runs({"empty": "importing_contender:which_tfnb"}, rounds=1, number=1, pause=0,
+                      import_roots={"empty": str(tmp_path / "empty")})

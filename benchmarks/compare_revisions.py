@@ -1,0 +1,94 @@
+"""tfnb at another git revision against the checkout, side by side: did a change move a benchmark, or did the machine?
+
+A ratio to TF1 or to the NumPy floor moves with this machine's slow phases, which slow tfnb's memory-bound NumPy
+passes more than oneDNN's kernels. Timing two revisions of tfnb itself, on the same benchmark code, in
+processes taking turns (benchmarks/isolated.py), separates the two: while the small CNN's ratio to TF1 read
+1.06x, against 0.86x in earlier notes, its step took 0.90-0.92x the time of the code at commits one and two
+days older (0c0768d, 889b2b7).
+
+The revision's package is built from `git archive` and installed without dependencies into a temporary directory,
+which its worker processes import tfnb from (isolated_runs' import roots).
+
+    python -m benchmarks.compare_revisions REVISION [--benchmark cnn|mlp|lstm|AlexNet|...] [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import pathlib
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+from benchmarks.bench_convnets import BATCH
+from benchmarks.convnets import MODELS
+from benchmarks.harness import report
+from benchmarks.isolated import isolated_runs
+
+REPOSITORY = pathlib.Path(__file__).resolve().parents[1]
+
+# Per benchmark: tfnb's contender and the turns its own benchmark takes (rounds, calls a turn, pause, warm-up calls).
+BENCHMARKS = {
+    "mlp": ("benchmarks.bench_mlp:tfnb_contender", {"rounds": 15, "number": 10, "pause": 0.1}),
+    "cnn": ("benchmarks.bench_cnn:tfnb_contender", {"rounds": 9, "number": 10, "pause": 0.2}),
+    "lstm": ("benchmarks.bench_lstm:tfnb_contender", {"rounds": 7, "number": 5, "pause": 0.2}),
+    **{name: (f"benchmarks.bench_convnets:tfnb_contender:{name}:{BATCH}:",
+              {"rounds": 7, "number": 1, "pause": 0.5, "warmup": 1}) for name in MODELS},
+}
+
+
+def commit_of(revision: str) -> str:
+    """The full hash of the commit a revision names; ValueError if it names none in this repository."""
+    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"],
+                           cwd=REPOSITORY, capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        raise ValueError(f"{revision!r} names no commit of {REPOSITORY}")
+    return found.stdout.strip()
+
+
+def install_revision(commit: str, directory: pathlib.Path) -> pathlib.Path:
+    """tfnb as of `commit`, installed into directory/site (no dependencies: this environment's serve); returns it."""
+    archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=REPOSITORY, capture_output=True,
+                             check=True).stdout
+    source, site = directory / "source", directory / "site"
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(source, filter="data")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--target", str(site), str(source)], check=True, capture_output=True)
+    return site
+
+
+def compare(revision: str, benchmark: str, rounds: int | None = None) -> dict[str, float]:
+    """Median seconds per call of the benchmark's tfnb step at `revision` and at the checkout (working tree)."""
+    spec, turns = BENCHMARKS[benchmark]
+    turns = {**turns, "rounds": rounds or turns["rounds"]}
+    commit = commit_of(revision)
+    then, now = f"tfnb at {commit[:10]}", "tfnb, this checkout"
+    with tempfile.TemporaryDirectory() as directory:
+        site = install_revision(commit, pathlib.Path(directory))
+        runs = isolated_runs({then: spec, now: spec}, import_roots={then: str(site)}, **turns)
+    if all(math.isfinite(run.first_value) for run in runs.values()):  # a loss: both revisions computed the same step
+        print("  first step's loss: " + ", ".join(f"{name} {run.first_value:.6f}" for name, run in runs.items()))
+    return {name: run.median for name, run in runs.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("revision", help="a git revision: a commit, a tag, HEAD~3, ...")
+    parser.add_argument("--benchmark", choices=list(BENCHMARKS), default="cnn")
+    parser.add_argument("--rounds", type=int, help="rounds of turns (default: the benchmark's own)")
+    args = parser.parse_args(argv)
+    try:
+        medians = compare(args.revision, args.benchmark, args.rounds)
+    except ValueError as error:
+        parser.error(str(error))
+    baseline = next(iter(medians))
+    report(f"{args.benchmark} training step, tfnb at two revisions; each in its own process", medians, baseline,
+           1e-3, "ms")
+
+
+if __name__ == "__main__":
+    main()
