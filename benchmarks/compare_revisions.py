@@ -15,6 +15,7 @@ which its worker processes import tfnb from (isolated_runs' import roots).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import math
 import pathlib
@@ -56,8 +57,10 @@ def install_revision(commit: str, directory: pathlib.Path) -> pathlib.Path:
     source, site = directory / "source", directory / "site"
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(source, filter="data")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--target", str(site), str(source)], check=True, capture_output=True)
+    # Built with this environment's setuptools where it has one (no download), else in pip's build environment.
+    isolation = ["--no-build-isolation"] if importlib.util.find_spec("setuptools") else []
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *isolation, "--target", str(site),
+                    str(source)], check=True, capture_output=True)
     return site
 
 
