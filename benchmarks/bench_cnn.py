@@ -100,6 +100,8 @@ def tf1_contender():
     return training_step(build_cnn(tf1, initial_parameters()), batch())
 
 
+# Rounds of turns, timed calls a turn, seconds of pause before each (benchmarks/isolated.py).
+TURNS = {"rounds": 9, "number": 10, "pause": 0.2}
 CONTENDERS = {"tfnb Session.run": "benchmarks.bench_cnn:tfnb_contender",
               "tfnb, intra_op threads 1": "benchmarks.bench_cnn:tfnb_one_thread_contender",
               "pytorch eager": "benchmarks.bench_cnn:torch_contender",
@@ -108,7 +110,7 @@ CONTENDERS = {"tfnb Session.run": "benchmarks.bench_cnn:tfnb_contender",
 
 def main() -> None:
     # Each framework in a process of its own: in one process their thread pools and libraries disturb each other.
-    medians = isolated_medians(CONTENDERS, rounds=9, number=10, pause=0.2)
+    medians = isolated_medians(CONTENDERS, **TURNS)
     # The target for this model is TF1's C++ kernels: the ratios are to TF1 where it is installed.
     baseline = next(name for name in ("tf1 Session.run", "pytorch eager", "tfnb Session.run") if name in medians)
     report("CNN training step (2 conv 5x5 + pool, dense 10), batch 64, SGD; each in its own process", medians,

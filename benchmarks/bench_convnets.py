@@ -38,6 +38,10 @@ from tfnb.runtime.devices import gpu_count
 
 BATCH = 4
 ROUNDS = 7
+# A turn (benchmarks/isolated.py): a pause, then steps in a training loop, where the first step, right after the
+# pause, is not timed. On this 2-core VM a step after 0.5 s idle took 1.2x a step in a loop for tfnb's AlexNet (its
+# second thread's core wakes slowly), 1.02x for TF1's.
+TURNS = {"number": 1, "pause": 0.5, "warmup": 1}
 LEARNING_RATE = 0.01
 
 # The paper's Table 1 (OSDI 2016, section 6.1): ms per training step on one GPU, with the public benchmarks'
@@ -200,10 +204,7 @@ def measure(model_name: str, batch: int, rounds: int, image_size: int | None = N
     frameworks = GPU_FRAMEWORKS if device == "gpu" else FRAMEWORKS
     factories = {name: f"benchmarks.bench_convnets:{function}:{model_name}:{batch}:{image_size or ''}"
                  for name, function in frameworks.items()}
-    # Steps in a training loop: each turn's first step, right after the pause, is not timed. On this 2-core VM
-    # a step after 0.5 s idle took 1.2x a step in a loop for tfnb's AlexNet (its second thread's core wakes slowly),
-    # 1.02x for TF1's.
-    runs = isolated_runs(factories, rounds=rounds, number=1, pause=0.5, warmup=1)
+    runs = isolated_runs(factories, rounds=rounds, **TURNS)
     return {name: Result(run.median * 1e3, run.spread, run.built_bytes / 2**20, run.peak_bytes / 2**20,
                          run.first_value) for name, run in runs.items()}
 

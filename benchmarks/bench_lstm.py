@@ -114,6 +114,8 @@ def torch_contender():
     return torch_step(initial_parameters(), *batch())
 
 
+# Rounds of turns, timed calls a turn, seconds of pause before each (benchmarks/isolated.py).
+TURNS = {"rounds": 7, "number": 5, "pause": 0.2}
 CONTENDERS = {"tfnb dynamic_rnn": "benchmarks.bench_lstm:tfnb_contender",
               "tfnb, intra_op threads 1": "benchmarks.bench_lstm:tfnb_one_thread_contender",
               "tf1 dynamic_rnn": "benchmarks.bench_lstm:tf1_contender",
@@ -183,7 +185,7 @@ def _get_next_share(metadata) -> float:
 
 
 def main() -> None:
-    medians = isolated_medians(CONTENDERS, rounds=7, number=5, pause=0.2)
+    medians = isolated_medians(CONTENDERS, **TURNS)
     baseline = "tf1 dynamic_rnn" if "tf1 dynamic_rnn" in medians else "tfnb dynamic_rnn"
     report(f"LSTM training step (dynamic_rnn, batch {BATCH}, {STEPS} steps, {UNITS} units, dense {CLASSES}), SGD; "
            "each in its own process", medians, baseline, 1e-3, "ms", "tfnb ≤ 1.0x tf1")

@@ -47,13 +47,15 @@ def tf1_contender():
     return None if tf1 is None else training_step(build_mlp(tf1, initial_parameters()), batch(0))
 
 
+# Rounds of turns, timed calls a turn, seconds of pause before each (benchmarks/isolated.py).
+TURNS = {"rounds": 15, "number": 10, "pause": 0.1}
 CONTENDERS = {"numpy floor (preallocated)": "benchmarks.bench_mlp:numpy_contender",
               "tfnb Session.run": "benchmarks.bench_mlp:tfnb_contender",
               "tf1 Session.run": "benchmarks.bench_mlp:tf1_contender"}
 
 
 def main() -> None:
-    medians = isolated_medians(CONTENDERS, rounds=15, number=10, pause=0.1)
+    medians = isolated_medians(CONTENDERS, **TURNS)
     report("MLP 784-512-512-10 training step, batch 128, SGD; each in its own process", medians,
            "numpy floor (preallocated)", 1e-3, "ms", "tfnb ≤ 1.0x numpy floor")
     check_losses_match()

@@ -24,20 +24,20 @@ import sys
 import tarfile
 import tempfile
 
-from benchmarks.bench_convnets import BATCH
+from benchmarks import bench_cnn, bench_convnets, bench_lstm, bench_mlp
 from benchmarks.convnets import MODELS
 from benchmarks.harness import report
 from benchmarks.isolated import isolated_runs
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[1]
 
-# Per benchmark: tfnb's contender and the turns its own benchmark takes (rounds, calls a turn, pause, warm-up calls).
+# Per benchmark: tfnb's contender and the turns its own benchmark takes.
 BENCHMARKS = {
-    "mlp": ("benchmarks.bench_mlp:tfnb_contender", {"rounds": 15, "number": 10, "pause": 0.1}),
-    "cnn": ("benchmarks.bench_cnn:tfnb_contender", {"rounds": 9, "number": 10, "pause": 0.2}),
-    "lstm": ("benchmarks.bench_lstm:tfnb_contender", {"rounds": 7, "number": 5, "pause": 0.2}),
-    **{name: (f"benchmarks.bench_convnets:tfnb_contender:{name}:{BATCH}:",
-              {"rounds": 7, "number": 1, "pause": 0.5, "warmup": 1}) for name in MODELS},
+    "mlp": (bench_mlp.CONTENDERS["tfnb Session.run"], bench_mlp.TURNS),
+    "cnn": (bench_cnn.CONTENDERS["tfnb Session.run"], bench_cnn.TURNS),
+    "lstm": (bench_lstm.CONTENDERS["tfnb dynamic_rnn"], bench_lstm.TURNS),
+    **{name: (f"benchmarks.bench_convnets:{bench_convnets.FRAMEWORKS['tfnb']}:{name}:{bench_convnets.BATCH}:",
+              {"rounds": bench_convnets.ROUNDS, **bench_convnets.TURNS}) for name in MODELS},
 }
 
 
@@ -51,7 +51,8 @@ def commit_of(revision: str) -> str:
 
 
 def install_revision(commit: str, directory: pathlib.Path) -> pathlib.Path:
-    """tfnb as of `commit`, installed into directory/site (no dependencies: this environment's serve); returns it."""
+    """tfnb as of `commit`, installed into directory/site without its dependencies (this environment's serve it);
+    returns that directory."""
     archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=REPOSITORY, capture_output=True,
                              check=True).stdout
     source, site = directory / "source", directory / "site"
@@ -59,8 +60,10 @@ def install_revision(commit: str, directory: pathlib.Path) -> pathlib.Path:
         tar.extractall(source, filter="data")
     # Built with this environment's setuptools where it has one (no download), else in pip's build environment.
     isolation = ["--no-build-isolation"] if importlib.util.find_spec("setuptools") else []
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *isolation, "--target", str(site),
-                    str(source)], check=True, capture_output=True)
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *isolation,
+                                "--target", str(site), str(source)], capture_output=True, text=True, check=False)
+    if installed.returncode != 0:
+        raise RuntimeError(f"pip could not install tfnb as of {commit}:\n{installed.stderr[-3000:]}")
     return site
 
 
