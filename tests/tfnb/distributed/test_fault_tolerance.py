@@ -9,6 +9,7 @@ import os
 import signal
 import time
 
+import dask
 import numpy as np
 import pytest
 
@@ -78,6 +79,36 @@ def test_a_killed_task_fails_the_step_with_unavailable_naming_it(cluster):
     with tf.Session(cluster.target) as sess:   # waits for the nanny to start the task again: its state is gone
         with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value w"):
             sess.run(total)
+
+
+def _environment_of(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/environ", "rb") as environ:
+        return dict(entry.decode().partition("=")[::2] for entry in environ.read().split(b"\0") if entry)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="reads a worker's environment from /proc")
+def test_the_cluster_leaves_this_process_environment_as_it_found_it(monkeypatch):
+    """Dask's nannies set OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1, MALLOC_TRIM_THRESHOLD_ and more in the process
+    that starts them, before each worker they spawn: processes started from it afterwards must not inherit them (a
+    benchmark after a cluster ran PyTorch on one thread). The workers get them, also when started again."""
+    names = [*dask.config.get("distributed.nanny.pre-spawn-environ"), "PYTHONHASHSEED"]
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    spec = tf.train.ClusterSpec({"ps": ["localhost:0"], "worker": ["localhost:0"]})
+    with tf.train.Server(spec) as server:
+        assert [name for name in names if name in os.environ] == []
+        assert _environment_of(server.cluster.worker_pids()[PS0])["OMP_NUM_THREADS"] == "1"
+        w, total = two_task_step()
+        kill(server, PS0)
+        with tf.Session(server.target) as sess:   # waits for the nanny to start the task again
+            with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value w"):
+                sess.run(total)
+        # The task answers before its nanny's start has ended, and only then are the variables put back.
+        deadline = time.monotonic() + 10
+        while any(name in os.environ for name in names) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [name for name in names if name in os.environ] == []
+        assert _environment_of(server.cluster.worker_pids()[PS0])["OMP_NUM_THREADS"] == "1"
 
 
 def test_a_task_that_just_died_but_is_still_listed_costs_seconds_not_a_timeout(cluster, monkeypatch):
