@@ -197,13 +197,17 @@ class Result:
     loss: float
 
 
+def contender_spec(function: str, model_name: str, batch: int, image_size: int | None = None) -> str:
+    """The benchmarks.isolated factory of one framework's step of a model (`function`: a value of FRAMEWORKS)."""
+    return f"benchmarks.bench_convnets:{function}:{model_name}:{batch}:{image_size or ''}"
+
+
 def measure(model_name: str, batch: int, rounds: int, image_size: int | None = None,
             device: str = "cpu") -> dict[str, Result]:
     """Each installed framework's step of one model on `device` ("cpu" or "gpu"), timed in its own process,
     the processes taking turns."""
     frameworks = GPU_FRAMEWORKS if device == "gpu" else FRAMEWORKS
-    factories = {name: f"benchmarks.bench_convnets:{function}:{model_name}:{batch}:{image_size or ''}"
-                 for name, function in frameworks.items()}
+    factories = {name: contender_spec(function, model_name, batch, image_size) for name, function in frameworks.items()}
     runs = isolated_runs(factories, rounds=rounds, **TURNS)
     return {name: Result(run.median * 1e3, run.spread, run.built_bytes / 2**20, run.peak_bytes / 2**20,
                          run.first_value) for name, run in runs.items()}

@@ -3,7 +3,7 @@
 A ratio to TF1 or to the NumPy floor moves with this machine's slow phases, which slow tfnb's memory-bound NumPy
 passes more than oneDNN's kernels. Timing two revisions of tfnb itself, on the same benchmark code, in
 processes taking turns (benchmarks/isolated.py), separates the two: while the small CNN's ratio to TF1 read
-1.06x, against 0.86x in earlier notes, its step took 0.90-0.92x the time of the code at commits one and two
+1.06x, against 0.86x in earlier measurements, its step took 0.90-0.92x the time of the code at commits one and two
 days older (0c0768d, 889b2b7).
 
 The revision's package is built from `git archive` and installed without dependencies into a temporary directory,
@@ -36,7 +36,7 @@ BENCHMARKS = {
     "mlp": (bench_mlp.CONTENDERS["tfnb Session.run"], bench_mlp.TURNS),
     "cnn": (bench_cnn.CONTENDERS["tfnb Session.run"], bench_cnn.TURNS),
     "lstm": (bench_lstm.CONTENDERS["tfnb dynamic_rnn"], bench_lstm.TURNS),
-    **{name: (f"benchmarks.bench_convnets:{bench_convnets.FRAMEWORKS['tfnb']}:{name}:{bench_convnets.BATCH}:",
+    **{name: (bench_convnets.contender_spec(bench_convnets.FRAMEWORKS["tfnb"], name, bench_convnets.BATCH),
               {"rounds": bench_convnets.ROUNDS, **bench_convnets.TURNS}) for name in MODELS},
 }
 

@@ -1,10 +1,7 @@
 """A local cluster shared by the distributed tests: one Dask scheduler and a worker process per task, on 127.0.0.1.
 
 Every test starts with the tasks' resource containers cleared (`tf.Session.reset`), so no variable outlives it.
-Tests marked `slow` run when TFNB_TEST_SLOW=1 (`make test` sets it).
 """
-
-import os
 
 import pytest
 
@@ -13,17 +10,6 @@ pytest.importorskip("distributed", reason="needs Dask distributed (pip install '
 import tfnb as tf
 
 CLUSTER = {"ps": ["localhost:0"] * 2, "worker": ["localhost:0"] * 3}
-
-
-def pytest_collection_modifyitems(config, items):
-    """Skips the `slow` tests unless TFNB_TEST_SLOW=1, saying why."""
-    if os.environ.get("TFNB_TEST_SLOW") == "1":
-        return
-    skip = pytest.mark.skip(reason="slow (waits for Dask's heartbeats or trains in several processes): `make test` "
-                                   "runs it (TFNB_TEST_SLOW=1)")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
 
 
 @pytest.fixture(scope="module")
