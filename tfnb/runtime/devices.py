@@ -14,6 +14,7 @@ import numpy as np
 
 from tfnb.framework import device_spec as _device
 from tfnb.kernels.host import queues_work, synchronize
+from tfnb.kernels.host_memory import raise_malloc_thresholds
 from tfnb.runtime.strict_numpy import STRICT_XP
 
 
@@ -62,7 +63,9 @@ def local_devices(device_count: dict | None = None, task: str = _device.LOCAL_TA
     `device_count['STRICT']` test devices whose arrays behave as CuPy's (tfnb/runtime/strict_numpy.py).
 
     A process hosting a task of a cluster names them after that task (`/job:ps/replica:0/task:0/device:CPU:0`).
+    Its host memory serves steps as a long-running process's would (kernels/host_memory.py).
     """
+    raise_malloc_thresholds()
     device_count = device_count or {}
     devices = [LocalDevice(_device.local_device("CPU", i, task), "CPU", i, np)
                for i in range(max(1, int(device_count.get("CPU", 1))))]
