@@ -38,11 +38,19 @@ VECTOR_ROWS = 2  # a product with at most this many rows is computed by matrix-v
 # Multiply-adds per piece of a product summing few terms (product_in_pieces): small enough for OpenBLAS's kernels
 # for small matrices, which skip packing the operands.
 _SMALL_PRODUCT = 1 << 19
+# A product of fewer output columns than this from a larger left operand (a classifier's logits) is one BLAS call:
+# cut into rows, each piece packs b again, and with so few columns that costs more than a second thread saves.
+# (64, 128, 256, 512)x4096 @ 4096x10 took 0.35-0.66x the time of the split in one call (two threads); at 16 columns
+# the split took 0.8x the call's time.
+_NARROW_COLUMNS = 16
 
 
 def matmul_into(xp, a, b, out):
     """out = a @ b for 2-D float arrays (out C-contiguous): in cache-sized blocks, in bands across threads."""
     rows, cols = out.shape
+    if xp is np and cols < _NARROW_COLUMNS <= rows:
+        product_into(xp, a, b, out)
+        return out
     if xp is not np or run_width() == 1:  # other array modules run products on a device
         _blocked(xp, a, b, out)
         return out

@@ -4,11 +4,13 @@ import numpy as np
 import pytest
 
 from tfnb.kernels import intra_op, products
+from tfnb.kernels.conv import scratch
 
 # (rows, summed, columns, transpose a, transpose b): each skinny on one side, so that each kind of block runs;
+# a narrow product (3 columns), one call;
 # one and two rows, as matrix-vector products, forward (x @ w) and as an input gradient (dy @ w.T); outer products.
-SHAPES = [(3, 50, 40, False, False), (3, 50, 40, False, True), (50, 3, 40, True, False), (50, 40, 3, False, False),
-          (50, 40, 3, True, False), (6, 7, 5, False, False), (40, 45, 50, True, True),
+SHAPES = [(3, 50, 40, False, False), (3, 50, 40, False, True), (50, 3, 40, True, False), (50, 40, 20, False, False),
+          (50, 40, 20, True, False), (50, 40, 3, False, False), (6, 7, 5, False, False), (40, 45, 50, True, True),
           (1, 50, 40, False, False), (2, 50, 40, False, False), (1, 50, 40, False, True), (2, 50, 40, False, True),
           (50, 1, 40, True, False), (50, 1, 40, False, False),
           (4, 9, 60, False, False), (4, 9, 60, True, False), (9, 4, 60, False, False)]
@@ -76,3 +78,13 @@ def _counted_product(monkeypatch, product, m: int, k: int, n: int) -> list[int]:
     monkeypatch.undo()
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
     return pieces
+
+
+@pytest.mark.parametrize("columns,calls", [(10, 1), (16, 8)])
+def test_narrow_products_of_a_run_split_only_from_sixteen_columns(monkeypatch, columns, calls):
+    """A classifier's logits (the CNN benchmark's 64x4096 @ 4096x10) are one BLAS call in a run of two threads; a
+    product of 16 columns is cut into bands taken in turns."""
+    monkeypatch.setattr(scratch, "PARALLEL_WORK", 0)  # split however small
+    with intra_op.RunThreads(2, 1):
+        pieces = _counted_product(monkeypatch, products.matmul_into, 64, 64, columns)
+    assert len(pieces) == calls and sum(pieces) == 64 * 64 * columns
