@@ -2,8 +2,8 @@
 
 glibc's malloc maps an allocation above its mmap threshold fresh from the system (its pages fault in as they are
 first written), and hands the top of its heap back to the system once more than its trim threshold lies free
-there. Both thresholds start low (128 KiB and 256 KiB) and rise when a mapped block is freed, to that block's size
-and twice it, up to 32 and 64 MiB on 64-bit systems. How a process's steps are served therefore depends on the
+there. Both thresholds start at 128 KiB and rise when a mapped block is freed, to that block's size and twice it,
+up to 32 and 64 MiB on 64-bit systems. How a process's steps are served therefore depends on the
 largest block it happened to free before them:
 
 - A step that frees more than the trim threshold at once (an LSTM's per-time-step values, released at the end of
