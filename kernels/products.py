@@ -46,7 +46,8 @@ _NARROW_COLUMNS = 16
 
 
 def matmul_into(xp, a, b, out):
-    """out = a @ b for 2-D float arrays (out C-contiguous): in cache-sized blocks, in bands across threads."""
+    """out = a @ b for 2-D float arrays (out C-contiguous): in cache-sized blocks, in bands across threads; a narrow
+    product (under _NARROW_COLUMNS columns) in one call."""
     rows, cols = out.shape
     if xp is np and cols < _NARROW_COLUMNS <= rows:
         product_into(xp, a, b, out)
