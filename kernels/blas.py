@@ -80,7 +80,9 @@ def product_accumulator(a, b, out) -> Callable[[float, slice], None] | None:
         return None
     gemm, (transpose_a, lead_a), (transpose_b, lead_b), lead_out = layouts
     (rows, k), n = a.shape, b.shape[1]
-    (a_start, b_start, out_start), a_row, out_row = (m.ctypes.data for m in (a, b, out)), a.strides[0], out.strides[0]
+    # Addresses from the array interface: `.ctypes` builds a Python object per array, and this runs every step.
+    a_start, b_start = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    out_start, a_row, out_row = out.__array_interface__["data"][0], a.strides[0], out.strides[0]
 
     def add(alpha: float, chosen: slice) -> None:
         first, end, step = chosen.indices(rows)

@@ -228,13 +228,30 @@ def _axes(axes, ndim: int) -> tuple:
     return tuple(result)
 
 
+def _axes_of_constant():
+    """_axes, remembering its answer for the last axes array that is read-only and owns its memory, as a plan's
+    bound Const values are (the same array every run): a step's reductions skip reading it again."""
+    last = (None, -1, ())
+
+    def axes_of(axes, ndim: int) -> tuple:
+        nonlocal last
+        if axes is last[0] and ndim == last[1]:
+            return last[2]
+        result = _axes(axes, ndim)
+        if type(axes) is np.ndarray and axes.base is None and not axes.flags.writeable:
+            last = (axes, ndim, result)  # one assignment: a run in another thread reads a consistent triple
+        return result
+
+    return axes_of
+
+
 def _reducer(node, ufunc, xp_function, dtype=None):
     """The kernel `(x, axes) -> reduced x`; NumPy's ufunc.reduce skips the Python wrapper of np.sum and friends."""
     reduce = ufunc.reduce if node.xp is np else xp_function
-    keep = node.attrs["keep_dims"]
+    keep, axes_of = node.attrs["keep_dims"], _axes_of_constant()
     if dtype is None:
-        return lambda x, axes: reduce(x, axis=_axes(axes, x.ndim), keepdims=keep)
-    return lambda x, axes: reduce(x, axis=_axes(axes, x.ndim), dtype=dtype, keepdims=keep)
+        return lambda x, axes: reduce(x, axis=axes_of(axes, x.ndim), keepdims=keep)
+    return lambda x, axes: reduce(x, axis=axes_of(axes, x.ndim), dtype=dtype, keepdims=keep)
 
 
 @kernel("Sum", fresh_output=True)

@@ -231,27 +231,44 @@ def sparse_softmax_xent(node):
     xp = node.xp
     out = node.output_dtypes[0]
     compute = _math_dtype(out)
+    label_elements = _label_elements(xp)
 
     def run(logits, labels):
         """(loss, backprop): -log_softmax at the label, and softmax - one_hot(label), as TF's kernel."""
         _check_labels(logits, labels)
-        shifted = _shifted(logits.astype(compute, copy=False), -1)
-        at_label = _label_elements(xp, labels)
+        shifted = _shifted(logits if logits.dtype == compute else logits.astype(compute), -1)
+        at_label = label_elements(labels)
         picked = shifted[at_label]
         exps = xp.exp(shifted, out=shifted)
         sums = exps.sum(-1, keepdims=True)
         loss = xp.log(sums[..., 0]) - picked
         exps /= sums
         exps[at_label] -= 1
-        return loss.astype(out, copy=False), exps.astype(out, copy=False)
+        return (loss, exps) if compute == out else (loss.astype(out), exps.astype(out))
 
     return run
 
 
-def _label_elements(xp, labels) -> tuple:
-    """The index of each label's element of the logits: per axis of labels its positions, broadcasting, then labels."""
-    last = labels.ndim - 1
-    return (*(xp.arange(n).reshape((-1,) + (1,) * (last - k)) for k, n in enumerate(labels.shape)), labels)
+def _label_elements(xp):
+    """label_elements(labels): the index of each label's element of the logits, per axis of labels its positions
+    (broadcasting), then labels; the positions are kept for the next call of the same shape (a training step's)."""
+    kept = ((), ())
+
+    def label_elements(labels) -> tuple:
+        nonlocal kept
+        shape, positions = kept
+        if labels.shape != shape:
+            last = labels.ndim - 1
+            positions = tuple(xp.arange(n).reshape((-1,) + (1,) * (last - k)) for k, n in enumerate(labels.shape))
+            kept = (labels.shape, positions)  # one assignment: a run in another thread reads a consistent pair
+        return (*positions, labels)
+
+    return label_elements
+
+
+# Labels as unsigned integers of their width: a negative label reads as one past every class count, so one
+# reduction checks both bounds.
+_UNSIGNED = {np.dtype(np.int32): np.uint32, np.dtype(np.int64): np.uint64}
 
 
 def _check_labels(logits, labels) -> None:
@@ -259,12 +276,18 @@ def _check_labels(logits, labels) -> None:
     if labels.shape != logits.shape[:-1]:
         raise InvalidArgumentError(None, None, f"labels of shape {list(labels.shape)} must have the shape of "
                                    f"logits {list(logits.shape)} without its last dimension")
-    classes = logits.shape[-1]
-    if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= classes):
-        values = [int(v) for v in labels.ravel().tolist()]
-        bad = next(v for v in values if not 0 <= v < classes)
-        raise InvalidArgumentError(None, None, f"Received a label value of {bad} which is outside the valid "
-                                   f"range of [0, {classes}).  Label values: {' '.join(map(str, values))}")
+    if not labels.size:
+        return
+    classes, unsigned = logits.shape[-1], _UNSIGNED.get(labels.dtype)
+    if unsigned is not None:
+        if int(labels.view(unsigned).max()) < classes:
+            return
+    elif int(labels.min()) >= 0 and int(labels.max()) < classes:
+        return
+    values = [int(v) for v in labels.ravel().tolist()]
+    bad = next(v for v in values if not 0 <= v < classes)
+    raise InvalidArgumentError(None, None, f"Received a label value of {bad} which is outside the valid "
+                               f"range of [0, {classes}).  Label values: {' '.join(map(str, values))}")
 
 
 @kernel("Selu", fresh_output=True)

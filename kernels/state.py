@@ -94,12 +94,8 @@ def assign_variable(node):
 
 
 # A stored array referenced only by its container entry, plus the two references that exist while
-# `_sole_owner` runs (its parameter and getrefcount's argument).
+# update_variable tests it (its local name `old` and getrefcount's argument).
 _SOLE_OWNER_REFCOUNT = 3
-
-
-def _sole_owner(array) -> bool:
-    return sys.getrefcount(array) <= _SOLE_OWNER_REFCOUNT
 
 
 _LOCKS: dict[tuple[int, str], threading.RLock] = {}
@@ -124,32 +120,31 @@ def update_variable(handle: ResourceHandle, xp, compute_into: Callable) -> objec
 
     `out` is the stored array itself when no one else references it (an in-place update), else a
     new array that replaces it. Returns the stored new value. The update holds the variable's lock,
-    so no read takes the array while it is half written.
+    so no read takes the array while it is half written. (One function: it runs for every variable of
+    every training step.)
     """
-    with handle.lock:
-        return _update(handle, xp, compute_into)
-
-
-def _update(handle: ResourceHandle, xp, compute_into: Callable) -> object:
     values, name = handle.values, handle.name
-    if name not in values:
-        raise _uninitialized(handle)
-    if _sole_owner(values[name]):
-        old = values[name]
-        writable = getattr(old, "flags", None)
-        if writable is not None:
-            writable.writeable = True
-        compute_into(old, old)
-        if writable is not None:
-            writable.writeable = False
-        return old
-    old = values[name]
-    new = xp.empty_like(old)
-    compute_into(old, new)
-    if xp is np:
-        new.flags.writeable = False
-    values[name] = new
-    return new
+    with handle.lock:
+        old = values.get(name)
+        if old is None:
+            raise _uninitialized(handle)
+        if sys.getrefcount(old) <= _SOLE_OWNER_REFCOUNT:
+            flags = getattr(old, "flags", None)
+            if flags is None:
+                compute_into(old, old)
+                return old
+            flags.writeable = True
+            try:
+                compute_into(old, old)
+            finally:
+                flags.writeable = False
+            return old
+        new = xp.empty_like(old)
+        compute_into(old, new)
+        if xp is np:
+            new.flags.writeable = False
+        values[name] = new
+        return new
 
 
 def _update_kernel(combine_name: str):

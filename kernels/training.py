@@ -157,14 +157,13 @@ def _stored(handle):
 
 def _writable(handles, xp, body, arrays=()):
     """Calls body(*arrays) on the variables' stored arrays, made writable (copies where others hold them)."""
-    if len(arrays) == len(handles):
-        body(*arrays)
-        return
-
     def compute_into(old, out):
         if out is not old:
             out[...] = old
-        _writable(handles, xp, body, arrays + (out,))
+        if len(arrays) + 1 == len(handles):
+            body(*arrays, out)
+        else:
+            _writable(handles, xp, body, arrays + (out,))
     update_variable(handles[len(arrays)], xp, compute_into)
 
 
@@ -352,7 +351,7 @@ def _check_input_gradient(shape: tuple, input_gradient) -> None:
                                    f"In[1]: {list(shape)} (transposed)")
 
 
-def _input_gradient_band(xp, scratch: Scratch, weights, chosen: slice, input_gradient) -> None:
+def _input_gradient_band(xp, weights, chosen: slice, input_gradient) -> None:
     """out[:, chosen] = dy @ weights.T for a band of a variable's rows (`chosen`), read before the band's update."""
     dy, out = input_gradient
     if dy.shape[0] <= _GEMV_ROWS:  # matrix-vector products, as kernels/products.py streams a small batch
@@ -361,7 +360,7 @@ def _input_gradient_band(xp, scratch: Scratch, weights, chosen: slice, input_gra
     elif dy.shape[1] <= SKINNY or dy.shape[0] >= _DIRECT_ROWS:  # a product of few terms, or of a large batch
         product_into(xp, dy, weights.T, out[:, chosen])
     else:  # the band times dy.T, read along the band's rows; its transpose (batch x band rows) into out
-        product = scratch("descent_input_gradient", (chosen.stop - chosen.start, dy.shape[0]), weights.dtype)
+        product = Scratch(xp)("descent_input_gradient", (chosen.stop - chosen.start, dy.shape[0]), weights.dtype)
         out[:, chosen] = xp.matmul(weights, dy.T, out=product).T
 
 
@@ -379,7 +378,6 @@ def descend_by_product(xp, var, alpha, a, b, input_gradient=None) -> None:
     shape = _stored(var).shape
     _check_product(shape, a, b)
     _check_input_gradient(shape, input_gradient)
-    scratch = Scratch(xp)
 
     def descend(array) -> None:
         rate = array.dtype.type(float(alpha))
@@ -393,6 +391,7 @@ def descend_by_product(xp, var, alpha, a, b, input_gradient=None) -> None:
             # MLP benchmark's first and last layers, 128x512 against 784x128 and 128x10 against 512x128): its step
             # 0.99x.
             scaled, right = (xp.multiply(a, rate), b) if a.size <= b.size else (a, xp.multiply(b, rate))
+            scratch = Scratch(xp)
 
             def band_descent(chosen: slice) -> None:
                 product = scratch("descent_product", (chosen.stop - chosen.start, shape[1]), array.dtype)
@@ -401,7 +400,7 @@ def descend_by_product(xp, var, alpha, a, b, input_gradient=None) -> None:
 
         def band_update(chosen: slice) -> None:
             if input_gradient is not None:
-                _input_gradient_band(xp, scratch, array[chosen], chosen, input_gradient)
+                _input_gradient_band(xp, array[chosen], chosen, input_gradient)
             band_descent(chosen)
 
         _in_bands(xp, shape, a.shape[1], band_update)
@@ -437,7 +436,7 @@ def _rule_by_product(xp, handles, rule, a, b, input_gradient, *hyperparameters) 
     def apply(*arrays) -> None:
         def band_update(chosen: slice) -> None:
             if input_gradient is not None:
-                _input_gradient_band(xp, scratch, arrays[0][chosen], chosen, input_gradient)
+                _input_gradient_band(xp, arrays[0][chosen], chosen, input_gradient)
             gradient = scratch("rule_gradient", (chosen.stop - chosen.start, shape[1]), arrays[0].dtype)
             product_into(xp, a[chosen], b, gradient)
             temporary = scratch("rule_temporary", gradient.shape, gradient.dtype)
