@@ -47,8 +47,10 @@ def tf1_contender():
     return None if tf1 is None else training_step(build_mlp(tf1, initial_parameters()), batch(0))
 
 
-# Rounds of turns, timed calls a turn, seconds of pause before each (benchmarks/isolated.py).
-TURNS = {"rounds": 15, "number": 10, "pause": 0.1}
+# Rounds of turns, timed calls a turn, seconds of pause before each (benchmarks/isolated.py). The step takes about
+# 5 ms and one round's ratio of tfnb to the floor ranged 0.76-1.49x within a run: at one revision, within an hour,
+# three runs of 15 rounds read 1.00-1.08x, three of 30 rounds 0.96-0.99x (about 40 s a run, with TF1).
+TURNS = {"rounds": 30, "number": 10, "pause": 0.1}
 CONTENDERS = {"numpy floor (preallocated)": "benchmarks.bench_mlp:numpy_contender",
               "tfnb Session.run": "benchmarks.bench_mlp:tfnb_contender",
               "tf1 Session.run": "benchmarks.bench_mlp:tf1_contender"}
