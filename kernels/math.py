@@ -228,18 +228,18 @@ def _axes(axes, ndim: int) -> tuple:
     return tuple(result)
 
 
-def _axes_of_constant():
-    """_axes, remembering its answer for the last axes array that is read-only and owns its memory, as a plan's
-    bound Const values are (the same array every run): a step's reductions skip reading it again."""
-    last = (None, -1, ())
+def _axes_remembered():
+    """_axes, remembering its last answer by the axes' dtype and bytes: a step's reduction reads the same axes (a
+    Const's) every run, and comparing a few bytes costs less than reading them again."""
+    last = (None, b"", -1, ())
 
     def axes_of(axes, ndim: int) -> tuple:
         nonlocal last
-        if axes is last[0] and ndim == last[1]:
-            return last[2]
+        data = axes.tobytes()
+        if data == last[1] and ndim == last[2] and axes.dtype == last[0]:
+            return last[3]
         result = _axes(axes, ndim)
-        if type(axes) is np.ndarray and axes.base is None and not axes.flags.writeable:
-            last = (axes, ndim, result)  # one assignment: a run in another thread reads a consistent triple
+        last = (axes.dtype, data, ndim, result)  # one assignment: a run in another thread reads a consistent entry
         return result
 
     return axes_of
@@ -248,7 +248,7 @@ def _axes_of_constant():
 def _reducer(node, ufunc, xp_function, dtype=None):
     """The kernel `(x, axes) -> reduced x`; NumPy's ufunc.reduce skips the Python wrapper of np.sum and friends."""
     reduce = ufunc.reduce if node.xp is np else xp_function
-    keep, axes_of = node.attrs["keep_dims"], _axes_of_constant()
+    keep, axes_of = node.attrs["keep_dims"], _axes_remembered()
     if dtype is None:
         return lambda x, axes: reduce(x, axis=axes_of(axes, x.ndim), keepdims=keep)
     return lambda x, axes: reduce(x, axis=axes_of(axes, x.ndim), dtype=dtype, keepdims=keep)

@@ -4,6 +4,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 import tfnb as tf
 from tfnb.framework.tensor_shape import TensorShape
@@ -83,3 +84,18 @@ def test_reads_in_a_session_never_see_part_of_an_update():
         assert reads[0] > 10 and torn == []
         total = sess.run(v)
         assert total.min() == total.max() > 0
+
+
+def test_an_update_that_fails_leaves_the_stored_array_read_only():
+    values = {}
+    handle = _bound("VarHandleOp", values, container="", shared_name="v", dtype=tf.float32,
+                    shape=TensorShape([SIZE]))()
+    _bound("AssignVariableOp", values, dtype=tf.float32, shape=TensorShape([SIZE]))(handle, np.zeros(SIZE, np.float32))
+
+    def fail_midway(old, out):
+        assert out is old and out.flags.writeable
+        raise ValueError("midway")
+
+    with pytest.raises(ValueError, match="midway"):
+        update_variable(handle, np, fail_midway)
+    assert not values["v"].flags.writeable

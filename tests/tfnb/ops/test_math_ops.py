@@ -285,6 +285,20 @@ def test_reduction_over_a_fed_axis_and_unknown_rank():
     assert run(everything, {x: np.ones((2, 3, 4))}) == 24
 
 
+def test_a_reduction_reads_fed_axes_every_run():
+    # The kernel remembers the axes it read last: an array changed in place must be read again.
+    matrix, axes = tf.placeholder(tf.float32, [2, 3]), tf.placeholder(tf.int32, [None])
+    value = np.arange(6, dtype=np.float32).reshape(2, 3)
+    axis_value = np.array([0], np.int32)
+    with tf.Session() as sess:
+        summed = tf.reduce_sum(matrix, axes)
+        assert sess.run(summed, {matrix: value, axes: axis_value}).tolist() == [3, 5, 7]
+        axis_value[0] = 1
+        assert sess.run(summed, {matrix: value, axes: axis_value}).tolist() == [3, 12]
+        assert sess.run(summed, {matrix: value, axes: np.array([1, 0], np.int32)}) == 15
+        assert sess.run(summed, {matrix: value, axes: np.array([1], np.int32)}).tolist() == [3, 12]
+
+
 def test_reduction_axis_errors():
     x = tf.placeholder(tf.float32, [2, 3])
     with pytest.raises(ValueError, match="Invalid reduction dimension"):

@@ -120,7 +120,7 @@ def test_l2_loss_is_a_scalar():
 # -- sparse labels --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad,label_dtype", [(5, tf.int32), (-1, tf.int64)])
+@pytest.mark.parametrize("bad,label_dtype", [(5, tf.int32), (-1, tf.int64), (-3, tf.int32), (3, tf.int64)])
 def test_sparse_label_out_of_range_is_invalid_argument(bad, label_dtype):
     labels = tf.placeholder(label_dtype, [None])
     loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=zeros([2, 3]))
