@@ -24,7 +24,7 @@ def check_rank4(**arrays) -> None:
 
 def size_vector(array) -> tuple:
     """A 4-element sizes input (input_sizes, filter_sizes, orig_input_shape) as a tuple of ints."""
-    sizes = tuple(int(v) for v in array.reshape(-1).tolist())
+    sizes = tuple(map(int, array.reshape(-1).tolist()))
     if len(sizes) != 4:
         fail(f"sizes must be a 4-element vector, got {list(sizes)}")
     return sizes

@@ -87,7 +87,7 @@ def _phase_col_taps(scratch: Scratch, x, w: Axis) -> list:
 def _covered(view, full):
     """The leading block of `full` that a tap's view covers: all of it, or the outputs before the last few, whose
     tap lies in trailing padding (x read in place: _in_place_or_padded)."""
-    return full if view.shape == full.shape else full[tuple(slice(0, n) for n in view.shape)]
+    return full if view.shape == full.shape else full[tuple(map(slice, view.shape))]
 
 
 def _fold_into(xp, fn, views, out):
