@@ -11,6 +11,8 @@ A 2-D convolution has three directions: forward (Conv2D), the gradient with resp
   and paddings only change which canvas positions the matrices visit.
 - "rows": for few input channels: the kw*C columns of every canvas row's windows, copied once, then
   one product per window row over views of them (kh times less copying than im2col); stride 1 in height.
+- "banded": for few input channels: im2col rows that each cover a group of adjacent outputs of a row, and the
+  filter as a banded matrix: more multiply-adds, in wider products over a smaller, faster copied matrix.
 - "winograd", "winograd 4x4", "winograd 5x5": F(2x2, 3x3), F(4x4, 3x3) and F(2x2, 5x5), for those filters
   at stride 1 without dilation: fewer multiplications than any direct product.
 
@@ -22,7 +24,7 @@ run's threads (kernels/intra_op.py), each chunk through every stage in one threa
 while BLAS runs in one thread. Large temporaries and outputs are reused from step to step (`Scratch`).
 
 Modules: scratch (scratch arrays, canvases, windows, batch chunks), one per algorithm (gemm, fft,
-rows, winograd), choice (timing and the process-wide cache), convolution and pooling (the kernels),
+rows, banded, winograd), choice (timing and the process-wide cache), convolution and pooling (the kernels),
 arguments (the checks both kinds of kernel share).
 """
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from tfnb.framework.common_shapes import Geometry
+from tfnb.kernels.conv.banded import banded_backprop_filter, banded_claims, banded_forward
 from tfnb.kernels.conv.fft import fft_backprop_filter, fft_backprop_input, fft_forward
 from tfnb.kernels.conv.gemm import gemm_backprop_filter, gemm_forward, via_forward
 from tfnb.kernels.conv.rows import rows_backprop_filter, rows_claims, rows_forward
@@ -19,11 +20,11 @@ from tfnb.kernels.conv.winograd import WINOGRAD_3X3, WINOGRAD_4X4_3X3, WINOGRAD_
 from tfnb.kernels.host import synchronize
 
 
-def _always(geo: Geometry) -> bool:
+def _always(geo: Geometry, channels: int, filters: int) -> bool:
     return True
 
 
-def _wide(geo: Geometry) -> bool:
+def _wide(geo: Geometry, channels: int, filters: int) -> bool:
     """Windows more than one column wide (see rows_claims)."""
     return geo.w.taps > 1
 
@@ -32,15 +33,20 @@ _WINOGRADS = {"winograd": WINOGRAD_3X3, "winograd 4x4": WINOGRAD_4X4_3X3, "winog
 
 ALGORITHMS = {
     "forward": {"gemm": (_always, gemm_forward), "fft": (_always, fft_forward), "rows": (rows_claims, rows_forward),
+                "banded": (banded_claims, banded_forward),
                 **{name: (w.claims, w.forward) for name, w in _WINOGRADS.items()}},
     "backprop_input": {"gemm": (_always, via_forward(gemm_forward)), "fft": (_always, fft_backprop_input),
                        "rows": (_wide, via_forward(rows_forward)),  # the spread input has stride 1
                        **{name: (w.claims, via_forward(w.forward)) for name, w in _WINOGRADS.items()}},
     "backprop_filter": {"gemm": (_always, gemm_backprop_filter), "fft": (_always, fft_backprop_filter),
-                        "rows": (rows_claims, rows_backprop_filter),
+                        "rows": (rows_claims, rows_backprop_filter), "banded": (banded_claims, banded_backprop_filter),
                         **{name: (w.claims, w.backprop_filter) for name, w in _WINOGRADS.items()}},
 }
-"""direction -> algorithm name -> (claims(geometry) -> bool, fn(scratch, a, b, geometry) -> result)."""
+"""direction -> algorithm name -> (claims(geometry, channels, filters) -> bool, fn(scratch, a, b, geometry) -> result).
+
+`channels` and `filters` are those of the direction's correlation (claim_arguments): for the input gradient, dy's
+channels and the input's.
+"""
 
 _CHOSEN: dict[tuple, str] = {}
 
@@ -84,6 +90,12 @@ def _measure(scratch: Scratch, candidates: dict, args, rounds: int = 3) -> tuple
     return name, results[name]
 
 
+def claim_arguments(direction: str, a, b, geo: Geometry) -> tuple:
+    """The arguments of an algorithm's claim for a call of `direction` with arrays a and b."""
+    channels, filters = (a.shape[3], b.shape[2]) if direction == "backprop_input" else (a.shape[3], b.shape[3])
+    return geo, channels, filters
+
+
 def _key(direction: str, a, b, geo: Geometry, xp) -> tuple:
     return direction, a.shape, b.shape, geo, a.dtype.str, xp.__name__
 
@@ -116,7 +128,8 @@ def run_convolution(scratch: Scratch, direction: str, a, b, geo: Geometry, epilo
     name = _CHOSEN.get(key)
     if name is not None:
         return ALGORITHMS[direction][name][1](scratch, *args)
-    candidates = {n: fn for n, (claims, fn) in ALGORITHMS[direction].items() if claims(geo)}
+    candidates = {n: fn for n, (claims, fn) in ALGORITHMS[direction].items()
+                  if claims(*claim_arguments(direction, a, b, geo))}
     name, result = _measure(scratch, candidates, args)
     _CHOSEN[key] = name
     release_unused()  # the other candidates' arrays

@@ -13,7 +13,7 @@ from tfnb.kernels.conv.gemm import filter_matrix
 from tfnb.kernels.conv.scratch import Scratch, each_chunk, on_canvas
 
 
-def rows_claims(geo: Geometry) -> bool:
+def rows_claims(geo: Geometry, channels: int, filters: int) -> bool:
     """Whether row taps apply: stride 1 in height, windows more than one column wide."""
     # Output rows one canvas row apart make each tap row's windows one view; one column per window row
     # would make the row-columns a plain copy of the input, which im2col's products read in place.

@@ -127,7 +127,7 @@ class Winograd:
     def n(self) -> int:
         return self.m + self.r - 1
 
-    def claims(self, geo: Geometry) -> bool:
+    def claims(self, geo: Geometry, channels: int, filters: int) -> bool:
         """Whether it applies: r x r filters at stride 1 without dilation."""
         return all(a.taps == self.r and a.stride == 1 and a.dilation == 1 for a in (geo.h, geo.w))
 

@@ -10,7 +10,7 @@ import pytest
 import tfnb as tf
 from tfnb.framework.common_shapes import geometry_from_attrs
 from tfnb.kernels import conv, intra_op
-from tfnb.kernels.conv import choice, fft, gemm, pooling, scratch, winograd
+from tfnb.kernels.conv import banded, choice, fft, gemm, pooling, scratch, winograd
 from tfnb.kernels.conv import rows as row_products
 from tfnb.kernels.conv.fft import fft_backprop_filter, fft_forward
 from tfnb.kernels.conv.gemm import gemm_backprop_filter
@@ -180,7 +180,7 @@ def test_every_algorithm_matches_the_reference_where_it_claims(case, dtype):
     checked = 0
     for direction, ((a, b), reference) in cases.items():
         for name, (claims, algorithm) in conv.ALGORITHMS[direction].items():
-            if claims(geo):
+            if claims(*choice.claim_arguments(direction, a, b, geo)):
                 actual = algorithm(conv.Scratch(np), a, b, geo)
                 assert actual.dtype == dtype
                 np.testing.assert_allclose(actual, reference, rtol=tol, atol=tol, err_msg=f"{direction} {name}")
@@ -198,7 +198,8 @@ def test_input_gradients_read_a_large_flipped_filter_in_place(size, channels, fi
     geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (size, size), (3, 3))
     reference = ref_backprop_input((1, size, size, channels), w, dy, (1, 1), (1, 1), "SAME")
     tol = 1e-4 if dtype == np.float32 else 1e-10
-    names = [name for name, (claims, _) in conv.ALGORITHMS["backprop_input"].items() if claims(geo)]
+    names = [name for name, (claims, _) in conv.ALGORITHMS["backprop_input"].items()
+             if claims(*choice.claim_arguments("backprop_input", dy, w, geo))]
     assert {"gemm", "rows", "winograd", "winograd 4x4"} <= set(names)
     for name in names:
         actual = conv.ALGORITHMS["backprop_input"][name][1](conv.Scratch(np), dy, w, geo)
@@ -218,9 +219,9 @@ def test_winograd_claims_exactly_its_filter_size_at_stride_1_undilated():
         return geometry_from_attrs({"strides": [1, s, s, 1], "dilations": [1, d, d, 1], "padding": "SAME"},
                                    (8, 8), (k, k))
 
-    assert WINOGRAD_3X3.claims(geo(3, 1, 1)) and WINOGRAD_5X5.claims(geo(5, 1, 1))
-    assert not any(WINOGRAD_3X3.claims(geo(*args)) for args in [(5, 1, 1), (3, 2, 1), (3, 1, 2)])
-    assert not WINOGRAD_5X5.claims(geo(3, 1, 1))
+    assert WINOGRAD_3X3.claims(geo(3, 1, 1), 8, 8) and WINOGRAD_5X5.claims(geo(5, 1, 1), 8, 8)
+    assert not any(WINOGRAD_3X3.claims(geo(*args), 8, 8) for args in [(5, 1, 1), (3, 2, 1), (3, 1, 2)])
+    assert not WINOGRAD_5X5.claims(geo(3, 1, 1), 8, 8)
 
 
 @pytest.mark.parametrize("m,r", [(2, 3), (4, 3), (2, 5)])
@@ -260,10 +261,44 @@ def test_rows_claims_stride_1_in_height_and_windows_wider_than_a_column():
         return geometry_from_attrs({"strides": [1, *strides, 1], "dilations": [1, 2, 2, 1], "padding": "SAME"},
                                    (8, 8), (3, 3))
 
-    assert rows_claims(geo((1, 1))) and rows_claims(geo((1, 2)))
-    assert not rows_claims(geo((2, 1)))
+    assert rows_claims(geo((1, 1)), 3, 8) and rows_claims(geo((1, 2)), 3, 8)
+    assert not rows_claims(geo((2, 1)), 3, 8)
     pointwise = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (8, 8), (3, 1))
-    assert not rows_claims(pointwise)
+    assert not rows_claims(pointwise, 3, 8)
+
+
+def test_banded_claims_few_input_channels_and_groups_that_divide_the_output_width():
+    def geo(width, stride=1):
+        return geometry_from_attrs({"strides": [1, 1, stride, 1], "padding": "SAME"}, (8, width), (5, 5))
+
+    assert banded.group_size(geo(32).w, 32) == 4 and banded.group_size(geo(32).w, 64) == 2
+    assert banded.group_size(geo(30).w, 32) == 3  # the largest divisor of 30 with at most 128 columns
+    assert banded.group_size(geo(32).w, 128) == 1 and banded.group_size(geo(31).w, 32) == 1
+    assert banded.banded_claims(geo(32), 3, 32) and banded.banded_claims(geo(32, 2), 4, 64)
+    assert not banded.banded_claims(geo(32), 5, 32)  # im2col's runs are long enough
+    assert not banded.banded_claims(geo(32), 3, 128) and not banded.banded_claims(geo(31), 3, 32)
+
+
+@pytest.mark.parametrize("strides,dilations", [((1, 1), (1, 1)), ((1, 2), (1, 1)), ((1, 1), (1, 2))])
+def test_banded_matches_gemm_with_a_bias_epilogue_and_for_the_filter_gradient(strides, dilations):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 12, 16, 3)).astype(np.float32)
+    w = rng.standard_normal((5, 3, 3, 16)).astype(np.float32)
+    bias = rng.standard_normal(16).astype(np.float32)
+    attrs = {"strides": [1, *strides, 1], "dilations": [1, *dilations, 1], "padding": "SAME"}
+    geo = geometry_from_attrs(attrs, x.shape[1:3], w.shape[:2])
+    assert banded.group_size(geo.w, 16) > 1
+
+    def add_bias(rows):
+        assert rows.shape[1:] == (16,)  # the epilogue sees one filter per column, as with gemm
+        rows += bias
+
+    expected = gemm.gemm_forward(conv.Scratch(np), x, w, geo, add_bias).copy()
+    np.testing.assert_allclose(banded.banded_forward(conv.Scratch(np), x, w, geo, add_bias), expected,
+                               rtol=1e-4, atol=1e-4)
+    dy = rng.standard_normal(expected.shape).astype(np.float32)
+    np.testing.assert_allclose(banded.banded_backprop_filter(conv.Scratch(np), x, dy, geo),
+                               gemm_backprop_filter(conv.Scratch(np), x, dy, geo), rtol=1e-4, atol=1e-3)
 
 
 def test_algorithms_agree_at_a_realistic_size():
@@ -272,7 +307,7 @@ def test_algorithms_agree_at_a_realistic_size():
     w = rng.standard_normal((3, 3, 16, 8)).astype(np.float32)
     geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (16, 16), (3, 3))
     outputs = {name: fn(conv.Scratch(np), x, w, geo) for name, (claims, fn) in conv.ALGORITHMS["forward"].items()
-               if claims(geo)}
+               if claims(*choice.claim_arguments("forward", x, w, geo))}
     for name, out in outputs.items():
         np.testing.assert_allclose(out, outputs["gemm"], rtol=1e-4, atol=1e-4, err_msg=name)
 
