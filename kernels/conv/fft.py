@@ -22,8 +22,14 @@ import functools
 import numpy as np
 
 from tfnb.framework.common_shapes import Geometry
-from tfnb.kernels.conv.scratch import Scratch, each_chunk, per_chunk
+from tfnb.kernels.conv.scratch import Scratch, each_chunk
 from tfnb.kernels.intra_op import parallel_parts
+
+# Spectrum bytes of a group of images. A group's products run frequency by frequency over all its images, the
+# frequencies shared out among the threads: each product then has as many rows as the group has images, where
+# chunks of the batch per thread gave them a few (the CNN benchmark's second layer: 16 rows, at 17 GFLOP/s on one
+# core; GoogLeNet's at batch 4: 2). Transforms still run per cache-sized chunk of images.
+_GROUP_BYTES = 32 << 20
 
 
 def _inside(positions: np.ndarray, extent: int) -> np.ndarray:
@@ -71,8 +77,9 @@ def _positions(geo: Geometry, where: str) -> tuple[np.ndarray, np.ndarray]:
     return tuple(getattr(a, f"{where}_positions")() for a in (geo.h, geo.w))
 
 
-def _spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str, split: bool = False):
-    """Spectrum planes (F, 2, G, B, C) of data laid out (H, W, B, C) at the canvas positions `where`.
+def _spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str, split: bool = False, into=None):
+    """Spectrum planes (F, 2, G, B, C) of data laid out (H, W, B, C) at the canvas positions `where`, in scratch or
+    written into `into`.
 
     With `split`, on the host, the B*C columns are shared out among the run's threads, each transforming its own
     (a filter's spectrum, which every chunk of the data waits for): the height's transform then runs per column of
@@ -84,7 +91,7 @@ def _spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str, spli
                                        tuple(cols.tolist()))
     freqs = first.shape[0] // 2
     half = scratch(name + ".half", (2 * freqs, width, batch * channels), data.dtype)
-    planes = scratch(name, (freqs, 2, geo.w.canvas, batch, channels), data.dtype)
+    planes = scratch(name, (freqs, 2, geo.w.canvas, batch, channels), data.dtype) if into is None else into
     by_frequency = planes.reshape(freqs, 2 * geo.w.canvas, -1)
     if not split or xp is not np:
         xp.matmul(first, data.reshape(height, -1), out=half.reshape(2 * freqs, -1))
@@ -100,11 +107,12 @@ def _spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str, spli
     return planes
 
 
-def _data_spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str):
-    """Spectrum planes (F, 2, G, B, C) of NHWC data at the canvas positions `where` ('input' or 'output')."""
+def _data_spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str, into=None):
+    """Spectrum planes (F, 2, G, B, C) of NHWC data at the canvas positions `where` ('input' or 'output'), in
+    scratch or written into `into` (a view of a group's planes)."""
     spatial_first = scratch(name + ".hwbc", (data.shape[1], data.shape[2], data.shape[0], data.shape[3]), data.dtype)
     scratch.xp.copyto(spatial_first, data.transpose(1, 2, 0, 3))
-    return _spectrum(scratch, name, spatial_first, geo, where)
+    return _spectrum(scratch, name, spatial_first, geo, where, into=into)
 
 
 def _signal(scratch: Scratch, planes, geo: Geometry, where: str, out, split: bool = False):
@@ -152,84 +160,104 @@ def _complex_matmul(scratch: Scratch, a, b, conjugate: bool, out):
     return out
 
 
-def _product(scratch: Scratch, a, b, conjugate: bool):
-    """a @ b, or a @ conj(b), into scratch planes."""
-    return _complex_matmul(scratch, a, b, conjugate, scratch("product", a.shape[:3] + (a.shape[3], b.shape[4]),
-                                                             a.dtype))
-
-
 def _spectrum_bytes(geo: Geometry, channels: int, itemsize: int) -> int:
     """Bytes of one image's spectrum planes."""
     return (geo.h.canvas // 2 + 1) * geo.w.canvas * 2 * channels * itemsize
+
+
+def _groups(scratch: Scratch, count: int, per_image: int) -> list[slice]:
+    """Even consecutive groups of `count` images, of about _GROUP_BYTES of spectrum each (`per_image` bytes an
+    image) or fewer."""
+    groups = min(count, max(1, -(-count * per_image // scratch.chunk_bytes(_GROUP_BYTES))))
+    bounds = [count * i // groups for i in range(groups + 1)]
+    return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+
+
+def _group_spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str):
+    """Spectrum planes (F, 2, G, B, C) of a group of NHWC images, transformed per cache-sized chunk of them, the
+    chunks taken in turns by the run's threads."""
+    planes = scratch(name + ".group", (geo.h.canvas // 2 + 1, 2, geo.w.canvas, data.shape[0], data.shape[3]),
+                     data.dtype)
+    each_chunk(lambda images: _data_spectrum(scratch, name, data[images], geo, where, into=planes[:, :, :, images]),
+               data.shape[0], _spectrum_bytes(geo, data.shape[3], data.itemsize), scratch.chunk_bytes())
+    return planes
+
+
+def _products_by_frequency(scratch: Scratch, a, b, conjugate: bool, out):
+    """out = a @ b, or a @ conj(b), of planes (F, 2, G, rows, cols): the frequencies shared out among the run's
+    threads, each product over every image of the group."""
+    parallel_parts(lambda chosen: _complex_matmul(scratch, a[chosen], b[chosen], conjugate, out[chosen]),
+                   a.shape[0], out.size * a.shape[-1])
+    return out
+
+
+def _group_signal(scratch: Scratch, planes, geo: Geometry, where: str, out, epilogue=None) -> None:
+    """The NHWC signal of a group's spectrum planes at the positions `where` into `out`, per cache-sized chunk of
+    images taken in turns by the run's threads (then `epilogue` on each chunk)."""
+    def chunk(images):
+        _nhwc_signal(scratch, planes[:, :, :, images], geo, where, out[images])
+        if epilogue is not None:
+            epilogue(out[images])
+
+    each_chunk(chunk, out.shape[0], _spectrum_bytes(geo, planes.shape[4], planes.itemsize), scratch.chunk_bytes())
 
 
 def fft_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
     """Conv2D as spectrum(x) times the conjugate spectrum of w, back at the strided output positions."""
     ws = _spectrum(scratch, "w", w, geo, "tap", split=True)
     out = scratch.output((x.shape[0], geo.h.out, geo.w.out, w.shape[3]), x.dtype)
-
-    def chunk(images):
-        xs = _data_spectrum(scratch, "x", x[images], geo, "input")
-        _nhwc_signal(scratch, _product(scratch, xs, ws, True), geo, "output", out[images])
-        if epilogue is not None:
-            epilogue(out[images])
-
-    each_chunk(chunk, x.shape[0], _spectrum_bytes(geo, max(x.shape[3], w.shape[3]), x.itemsize), scratch.chunk_bytes())
+    for images in _groups(scratch, x.shape[0], _spectrum_bytes(geo, x.shape[3] + w.shape[3], x.itemsize)):
+        xs = _group_spectrum(scratch, "x", x[images], geo, "input")
+        product = scratch("fft.product", xs.shape[:4] + (w.shape[3],), x.dtype)
+        _group_signal(scratch, _products_by_frequency(scratch, xs, ws, True, product), geo, "output", out[images],
+                      epilogue)
     return out
+
+
+def _transposed_filter_spectrum(scratch: Scratch, w, geo: Geometry):
+    """The spectrum of w with its channel axes swapped, (F, 2, G, out, in), for the input gradient."""
+    return _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap", split=True)
+
+
+def _input_gradient_of_group(scratch: Scratch, ys, ws, geo: Geometry, out) -> None:
+    """A group's input gradient into `out`, from its spectrum of dy and the transposed filter spectrum."""
+    product = scratch("fft.product", ys.shape[:4] + (ws.shape[4],), ys.dtype)
+    _group_signal(scratch, _products_by_frequency(scratch, ys, ws, False, product), geo, "input", out)
 
 
 def fft_backprop_input(scratch: Scratch, dy, w, geo: Geometry):
     """Conv2DBackpropInput as spectrum(dy) times the transposed spectrum of w, read back at the input positions."""
-    ws = _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap", split=True)
+    ws = _transposed_filter_spectrum(scratch, w, geo)
     out = scratch.output((dy.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
-
-    def chunk(images):
-        ys = _data_spectrum(scratch, "dy", dy[images], geo, "output")
-        _nhwc_signal(scratch, _product(scratch, ys, ws, False), geo, "input", out[images])
-
-    each_chunk(chunk, dy.shape[0], _spectrum_bytes(geo, max(dy.shape[3], w.shape[2]), dy.itemsize),
-               scratch.chunk_bytes())
+    for images in _groups(scratch, dy.shape[0], _spectrum_bytes(geo, dy.shape[3] + w.shape[2], dy.itemsize)):
+        _input_gradient_of_group(scratch, _group_spectrum(scratch, "dy", dy[images], geo, "output"), ws, geo,
+                                 out[images])
     return out
 
 
 def fft_backprop_filter(scratch: Scratch, x, dy, geo: Geometry, each_dy_spectrum=None):
     """Conv2DBackpropFilter as the batch sum of spectrum(x) times conj(spectrum(dy)), read at the taps.
 
-    `each_dy_spectrum(images, spectrum)` also gets each chunk's spectrum of dy (see fft_backprop).
+    `each_dy_spectrum(images, spectrum)` also gets each group's spectrum of dy (see fft_backprop).
     """
-    xp = scratch.xp
-
-    def chunks(selection):
-        total = None
-        for images in selection:
-            ys = _data_spectrum(scratch, "dy", dy[images], geo, "output")
-            if each_dy_spectrum is not None:
-                each_dy_spectrum(images, ys)
-            xs = _data_spectrum(scratch, "x", x[images], geo, "input")
-            shape = xs.shape[:3] + (x.shape[3], dy.shape[3])
-            # The sum goes back to the calling thread: an output array, not this thread's scratch.
-            into = scratch.output(shape, x.dtype) if total is None else scratch("product", shape, x.dtype)
-            product = _complex_matmul(scratch, xs.swapaxes(3, 4), ys, True, into)
-            total = product if total is None else xp.add(total, product, out=total)
-        return total
-
-    # Large chunks: the products sum over a chunk's images, and few images make them short (measured:
-    # 16 MiB chunks take the CNN benchmark's filter and input gradients from 15 to 11 ms).
-    total, *others = per_chunk(chunks, x.shape[0], _spectrum_bytes(geo, x.shape[3] + dy.shape[3], x.itemsize),
-                               scratch.chunk_bytes(16 << 20))
-    for other in others:
-        xp.add(total, other, out=total)
+    xp, total = scratch.xp, None
+    for images in _groups(scratch, x.shape[0], _spectrum_bytes(geo, x.shape[3] + 2 * dy.shape[3], x.itemsize)):
+        ys = _group_spectrum(scratch, "dy", dy[images], geo, "output")
+        if each_dy_spectrum is not None:
+            each_dy_spectrum(images, ys)
+        xs = _group_spectrum(scratch, "x", x[images], geo, "input")
+        shape = xs.shape[:3] + (x.shape[3], dy.shape[3])
+        product = _products_by_frequency(scratch, xs.swapaxes(3, 4), ys, True, scratch(
+            "fft.filter_product" if total is None else "fft.product", shape, x.dtype))
+        total = product if total is None else xp.add(total, product, out=total)
     out = scratch.output((geo.h.taps, geo.w.taps, x.shape[3], dy.shape[3]), x.dtype)
     return _signal(scratch, total, geo, "tap", out, split=True).reshape(out.shape)
 
 
 def fft_backprop(scratch: Scratch, x, w, dy, geo: Geometry) -> tuple:
-    """Both gradients of a convolution, (input, filter), from one spectrum of each chunk of dy."""
-    ws = _spectrum(scratch, "w", scratch.xp.ascontiguousarray(w.transpose(0, 1, 3, 2)), geo, "tap", split=True)
+    """Both gradients of a convolution, (input, filter), from one spectrum of each group of dy."""
+    ws = _transposed_filter_spectrum(scratch, w, geo)
     dx = scratch.output((x.shape[0], geo.h.size, geo.w.size, w.shape[2]), dy.dtype)
-
-    def input_gradient(images, ys):
-        _nhwc_signal(scratch, _product(scratch, ys, ws, False), geo, "input", dx[images])
-
-    return dx, fft_backprop_filter(scratch, x, dy, geo, input_gradient)
-
+    filter_gradient = fft_backprop_filter(
+        scratch, x, dy, geo, lambda images, ys: _input_gradient_of_group(scratch, ys, ws, geo, dx[images]))
+    return dx, filter_gradient

@@ -226,10 +226,3 @@ def each_chunk(fn: Callable[[slice], object], count: int, per_item: int, chunk_b
     """
     chunks = _even_chunks(count, per_item, chunk_bytes)
     return in_turns(lambda index: fn(chunks[index]), len(chunks), count * per_item if work is None else work)
-
-
-def per_chunk(fn: Callable[[list[slice]], object], count: int, per_item: int,
-              chunk_bytes: int = HOST_CHUNK_BYTES) -> list:
-    """fn(list of even chunks of range(count)) per thread, each thread given consecutive chunks; results in order."""
-    chunks = _even_chunks(count, per_item, chunk_bytes)
-    return parallel_parts(lambda part: fn(chunks[part]), len(chunks), count * per_item)

@@ -364,7 +364,7 @@ def test_parallel_parts_give_the_serial_result(monkeypatch):
     monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
     threads = []
     with intra_op.RunThreads(3, 1):
-        for module, splitter in (("fft", "per_chunk"), ("fft", "each_chunk"), ("rows", "each_chunk"),
+        for module, splitter in (("fft", "parallel_parts"), ("fft", "each_chunk"), ("rows", "each_chunk"),
                                  ("winograd", "each_chunk")):
             # the algorithms that split their batch in chunks
             monkeypatch.setattr(f"tfnb.kernels.conv.{module}.{splitter}",
@@ -380,8 +380,10 @@ def test_parallel_parts_give_the_serial_result(monkeypatch):
         np.testing.assert_allclose(WINOGRAD_5X5.forward(conv.Scratch(np), x, w, geo), serial, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(WINOGRAD_5X5.backprop_filter(conv.Scratch(np), x, dy, geo), reference,
                                    rtol=1e-4, atol=1e-3)
-    # Every call that split its batch statically ran beside helper threads (in_turns is tested apart).
-    assert threads and all(len(names) > 1 for names, splitter in threads if splitter == "per_chunk")
+    # Every call that split its work statically (FFT products by frequency) ran beside helper threads (in_turns is
+    # tested apart).
+    assert threads and all(len(names) > 1 for names, splitter in threads if splitter == "parallel_parts")
+    assert any(splitter == "parallel_parts" for _, splitter in threads)
 
 
 def test_a_filters_spectrum_and_its_gradients_synthesis_split_by_columns_give_the_whole_products(monkeypatch):
