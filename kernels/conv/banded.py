@@ -4,10 +4,12 @@ A row of the column matrix holds the canvas window that G adjacent outputs of an
 rows of `span = (G - 1) * stride + (kw - 1) * dilation + 1` columns. The filter becomes a banded matrix of
 (kh * span * C) x (G * F), whose block g holds the filter's taps at the columns output g reads, zeros elsewhere.
 The products then do span / kw times im2col's multiply-adds, but their column matrix is about G * kw / span times
-smaller, copied in runs of span * C elements instead of kw * C, and they are G times wider: with 3 input channels
-and 32 filters (the small CNN's first layer), an im2col of 65536 x 75 and its product with 32 columns run at half
-of BLAS's speed, where 16384 x 120 with 128 columns runs near it. The band is im2col's own view with a wider window
-at G times the stride, so the products are the "gemm" algorithm's.
+smaller, copied in runs of span * C elements instead of kw * C, and they are G times wider, which OpenBLAS runs
+faster: with 3 input channels and 32 filters (the small CNN's first layer, G = 4), 16384 x 120 @ 120 x 128 ran at
+75 GFLOP/s where im2col's 65536 x 75 @ 75 x 32 ran at 50 (two threads), and the CNN benchmark's training step took
+0.96-0.97x the time. At the first layers of OxfordNet and GoogLeNet (G = 2, batch 4) it took 0.9-1.4x gemm's
+time, and timing on first sight picks between them. The band is im2col's own view with a wider window at G times the stride, so
+the products are the "gemm" algorithm's.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ from tfnb.framework.common_shapes import Axis, Geometry
 from tfnb.kernels.conv.gemm import gemm_backprop_filter, gemm_forward
 from tfnb.kernels.conv.scratch import Scratch
 
-# Outputs of a group times filters: the products' width. OpenBLAS's packed kernels reach their speed from about 128
-# columns on (the small CNN's first layer: 76 GFLOP/s at 128 columns, 50 at 32).
+# Outputs of a group times filters: the products' width, at most.
 _GROUP_COLUMNS = 128
 # Input channels at most: with more, im2col's runs are long enough, and the band's extra multiply-adds cost more.
 _FEW_CHANNELS = 4
