@@ -386,6 +386,33 @@ def test_parallel_parts_give_the_serial_result(monkeypatch):
     assert any(splitter == "parallel_parts" for _, splitter in threads)
 
 
+@pytest.mark.parametrize("group_bytes", [1, 4 << 10])
+def test_fft_in_groups_of_images_gives_the_reference_results(monkeypatch, group_bytes):
+    # Groups of one image each, or of one, two and two images: each group's products by frequency,
+    # the filter gradient summed over the groups, the input gradient written group by group.
+    monkeypatch.setattr(fft, "_GROUP_BYTES", group_bytes)
+    monkeypatch.setattr(intra_op, "PARALLEL_WORK", 0)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((5, 7, 6, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    dy = rng.standard_normal((5, 7, 6, 4)).astype(np.float32)
+    geo = geometry_from_attrs({"strides": [1, 1, 1, 1], "padding": "SAME"}, (7, 6), (3, 3))
+    groups = fft._groups(conv.Scratch(np), 5, fft._spectrum_bytes(geo, 7, 4))
+    assert len(groups) == (5 if group_bytes == 1 else 3) and groups[-1].stop == 5
+    expected_input = ref_backprop_input(x.shape, w, dy, (1, 1), (1, 1), "SAME")
+    expected_filter = ref_backprop_filter(x, w.shape, dy, (1, 1), (1, 1), "SAME")
+    with intra_op.RunThreads(2, 1):
+        np.testing.assert_allclose(fft_forward(conv.Scratch(np), x, w, geo),
+                                   ref_conv(x, w, (1, 1), (1, 1), "SAME"), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(fft.fft_backprop_input(conv.Scratch(np), dy, w, geo), expected_input,
+                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(fft_backprop_filter(conv.Scratch(np), x, dy, geo), expected_filter,
+                                   rtol=1e-4, atol=1e-3)
+        dx, dw = fft.fft_backprop(conv.Scratch(np), x, w, dy, geo)
+    np.testing.assert_allclose(dx, expected_input, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, expected_filter, rtol=1e-4, atol=1e-3)
+
+
 def test_a_filters_spectrum_and_its_gradients_synthesis_split_by_columns_give_the_whole_products(monkeypatch):
     # The filter's spectrum and the filter gradient's way back to the taps run with their columns shared among the
     # threads (each thread its own columns, W products for the height's transform): the same values as in one piece.
