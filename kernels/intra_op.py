@@ -56,6 +56,11 @@ def run_width() -> int:
     return widths[-1] if widths else 1
 
 
+def even_slices(count: int, parts: int) -> list[slice]:
+    """`parts` consecutive slices covering range(count), their lengths differing by at most one."""
+    return [slice(count * i // parts, count * (i + 1) // parts) for i in range(parts)]
+
+
 def parallel_parts(fn, n: int, work: float) -> list:
     """[fn(part) for consecutive slices covering range(n)], one slice per thread of the run.
 
@@ -68,8 +73,7 @@ def parallel_parts(fn, n: int, work: float) -> list:
     width = min(run_width(), n)
     if width < 2 or work < PARALLEL_WORK:
         return [fn(slice(0, n))]
-    bounds = [n * i // width for i in range(width + 1)]
-    parts = [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+    parts = even_slices(n, width)
     helpers = _HELPERS.take(width - 1)
     beside, _run.beside = _run.beside, None
     for helper, part in zip(helpers, parts[1:]):

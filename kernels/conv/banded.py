@@ -8,8 +8,8 @@ smaller, copied in runs of span * C elements instead of kw * C, and they are G t
 faster: with 3 input channels and 32 filters (the small CNN's first layer, G = 4), 16384 x 120 @ 120 x 128 ran at
 75 GFLOP/s where im2col's 65536 x 75 @ 75 x 32 ran at 50 (two threads), and the CNN benchmark's training step took
 0.96-0.97x the time. At the first layers of OxfordNet and GoogLeNet (G = 2, batch 4) it took 0.9-1.4x gemm's
-time, and timing on first sight picks between them. The band is im2col's own view with a wider window at G times the stride, so
-the products are the "gemm" algorithm's.
+time, and timing on first sight picks between them. The band is im2col's own view with a wider window at G times
+the stride, so the products are the "gemm" algorithm's.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ _FEW_CHANNELS = 4
 def group_size(w: Axis, filters: int) -> int:
     """G: the most adjacent outputs along the width, dividing the output width, whose products have at most
     _GROUP_COLUMNS columns (1 where no group pays)."""
-    return max((g for g in range(1, max(_GROUP_COLUMNS // max(filters, 1), 1) + 1) if w.out % g == 0), default=1)
+    return max(g for g in range(1, max(_GROUP_COLUMNS // max(filters, 1), 1) + 1) if w.out % g == 0)
 
 
 def banded_claims(geo: Geometry, channels: int, filters: int) -> bool:
@@ -47,10 +47,11 @@ def _tap_columns(w: Axis, g: int) -> slice:
     return slice(g * w.stride, g * w.stride + (w.taps - 1) * w.dilation + 1, w.dilation)
 
 
-def _band(scratch: Scratch, w, geo: Geometry, group: int):
+def _band(scratch: Scratch, w, geo: Geometry, grouped: Geometry):
     """The (kh, span, C, G * F) filter of the groups' windows: filter w at each output's columns, zeros elsewhere."""
     kh, _, channels, filters = w.shape
-    band = scratch("band.filter", (kh, _grouped(geo, group).w.taps, channels, group, filters), w.dtype)
+    group = geo.w.out // grouped.w.out
+    band = scratch("band.filter", (kh, grouped.w.taps, channels, group, filters), w.dtype)
     band.fill(0)
     for g in range(group):
         band[:, _tap_columns(geo.w, g), :, g] = w
@@ -59,9 +60,10 @@ def _band(scratch: Scratch, w, geo: Geometry, group: int):
 
 def banded_forward(scratch: Scratch, x, w, geo: Geometry, epilogue=None):
     """Conv2D as im2col of output groups and one product with the band per chunk (then `epilogue` per chunk)."""
-    filters, group = w.shape[3], group_size(geo.w, w.shape[3])
+    filters = w.shape[3]
+    grouped = _grouped(geo, group_size(geo.w, filters))
     rows_epilogue = None if epilogue is None else (lambda rows: epilogue(rows.reshape(-1, filters)))
-    out = gemm_forward(scratch, x, _band(scratch, w, geo, group), _grouped(geo, group), rows_epilogue)
+    out = gemm_forward(scratch, x, _band(scratch, w, geo, grouped), grouped, rows_epilogue)
     return out.reshape(out.shape[:2] + (geo.w.out, filters))
 
 
@@ -77,4 +79,3 @@ def banded_backprop_filter(scratch: Scratch, x, dy, geo: Geometry):
     for g in range(1, group):
         scratch.xp.add(gradient, band[:, _tap_columns(geo.w, g), :, g], out=gradient)
     return gradient
-

@@ -92,8 +92,7 @@ def _measure(scratch: Scratch, candidates: dict, args, rounds: int = 3) -> tuple
 
 def claim_arguments(direction: str, a, b, geo: Geometry) -> tuple:
     """The arguments of an algorithm's claim for a call of `direction` with arrays a and b."""
-    channels, filters = (a.shape[3], b.shape[2]) if direction == "backprop_input" else (a.shape[3], b.shape[3])
-    return geo, channels, filters
+    return geo, a.shape[3], b.shape[2] if direction == "backprop_input" else b.shape[3]
 
 
 def _key(direction: str, a, b, geo: Geometry, xp) -> tuple:

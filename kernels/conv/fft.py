@@ -23,7 +23,7 @@ import numpy as np
 
 from tfnb.framework.common_shapes import Geometry
 from tfnb.kernels.conv.scratch import Scratch, each_chunk
-from tfnb.kernels.intra_op import parallel_parts
+from tfnb.kernels.intra_op import even_slices, parallel_parts
 
 # Spectrum bytes of a group of images. A group's products run frequency by frequency over all its images, the
 # frequencies shared out among the threads: each product then has as many rows as the group has images, where
@@ -168,9 +168,7 @@ def _spectrum_bytes(geo: Geometry, channels: int, itemsize: int) -> int:
 def _groups(scratch: Scratch, count: int, per_image: int) -> list[slice]:
     """Even consecutive groups of `count` images, of about _GROUP_BYTES of spectrum each (`per_image` bytes an
     image) or fewer."""
-    groups = min(count, max(1, -(-count * per_image // scratch.chunk_bytes(_GROUP_BYTES))))
-    bounds = [count * i // groups for i in range(groups + 1)]
-    return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+    return even_slices(count, min(count, max(1, -(-count * per_image // scratch.chunk_bytes(_GROUP_BYTES)))))
 
 
 def _group_spectrum(scratch: Scratch, name: str, data, geo: Geometry, where: str):

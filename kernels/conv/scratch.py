@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tfnb.framework.common_shapes import Axis, Geometry
-from tfnb.kernels.intra_op import PARALLEL_WORK, blas_in_one_thread, parallel_parts, run_width
+from tfnb.kernels.intra_op import PARALLEL_WORK, blas_in_one_thread, even_slices, parallel_parts, run_width
 
 # Outputs of at least this many bytes come from the pool (Scratch.output): below it, a new array costs less.
 POOLED_BYTES = 4 << 20
@@ -185,9 +185,7 @@ def _even_chunks(count: int, per_item: int, chunk_bytes: int = HOST_CHUNK_BYTES)
     """
     threads = run_width()
     limit = chunk_bytes if threads > 1 or blas_in_one_thread() else max(chunk_bytes, 16 << 20)
-    chunks = min(count, -(-math.ceil(count * per_item / limit) // threads) * threads)
-    bounds = [count * i // chunks for i in range(chunks + 1)]
-    return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+    return even_slices(count, min(count, -(-math.ceil(count * per_item / limit) // threads) * threads))
 
 
 def in_turns(fn: Callable[[int], object], count: int, work: float) -> list:
@@ -212,10 +210,8 @@ def slices_in_turns(fn: Callable[[slice], object], n: int, work: float, per_thre
     if n == 0:
         return []
     threads = run_width()
-    count = min(n, per_thread * threads) if threads > 1 and work >= PARALLEL_WORK else 1
-    bounds = [n * i // count for i in range(count + 1)]
-    parts = [slice(a, b) for a, b in zip(bounds, bounds[1:])]
-    return in_turns(lambda index: fn(parts[index]), count, work)
+    parts = even_slices(n, min(n, per_thread * threads) if threads > 1 and work >= PARALLEL_WORK else 1)
+    return in_turns(lambda index: fn(parts[index]), len(parts), work)
 
 
 def each_chunk(fn: Callable[[slice], object], count: int, per_item: int, chunk_bytes: int = HOST_CHUNK_BYTES,
