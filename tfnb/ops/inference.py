@@ -43,6 +43,17 @@ def check_same_dtype(op, *indices: int) -> dtypes.DType:
     return first.dtype
 
 
+def same_shape_pair(op):
+    """Infer rule for an activation's gradient op (ReluGrad, SigmoidGrad, TanhGrad): two inputs of one claimed dtype
+    and compatible shapes; the output has both."""
+    dtype = check_same_dtype(op)
+    check_dtype_in(op, dtype, op.op_def.dtypes)
+    first, second = op.inputs
+    if not first.shape.is_compatible_with(second.shape):
+        raise ValueError(f"The inputs of {op.type} must have the same shape ({first.shape} vs {second.shape})")
+    return [(dtype, first.shape.merge_with(second.shape))]
+
+
 def check_dtype_in(op, dtype: dtypes.DType, allowed, what: str = "input") -> None:
     if dtype not in allowed:
         names = ", ".join(d.name for d in allowed)

@@ -15,7 +15,8 @@ from tfnb.framework.tensor_shape import TensorShape, scalar, unknown_shape
 from tfnb.ops import math_ops
 from tfnb.ops.array_ops import expand_dims, stop_gradient, zeros_like
 from tfnb.ops.constant_op import convert_to_tensor
-from tfnb.ops.inference import check_dtype_in, check_same_dtype, unary
+from tfnb.ops.inference import check_dtype_in, check_same_dtype, same_shape_pair, unary
+from tfnb.ops.math.operands import convert_pair
 from tfnb.ops.math_ops import sigmoid, tanh  # noqa: F401 (TF1 has them in tf.nn too)
 
 __all__ = ["relu", "relu6", "elu", "selu", "softplus", "softsign", "leaky_relu", "sigmoid", "tanh", "softmax",
@@ -50,14 +51,6 @@ def _softmax_axis(axis, dim) -> int:
         raise ValueError("Cannot specify both 'axis' and 'dim'.")
     chosen = axis if axis is not None else dim
     return -1 if chosen is None else int(chosen)
-
-
-def _as_tensor_pair(x, y) -> tuple[Tensor, Tensor]:
-    """Both operands as tensors; a Python operand takes the dtype of the tensor operand."""
-    if isinstance(y, Tensor) and not isinstance(x, Tensor):
-        return convert_to_tensor(x, dtype=y.dtype), y
-    x = convert_to_tensor(x)
-    return x, y if isinstance(y, Tensor) else convert_to_tensor(y, dtype=x.dtype)
 
 
 # -- activations ----------------------------------------------------------------------------------
@@ -96,16 +89,7 @@ def relu(features, name: str | None = None) -> Tensor:
     return _activation("Relu", features, None, name)
 
 
-def _infer_relu_grad(op):
-    dtype = check_same_dtype(op)
-    check_dtype_in(op, dtype, op.op_def.dtypes, "gradients")
-    gradients, features = op.inputs
-    if not gradients.shape.is_compatible_with(features.shape):
-        raise ValueError(f"gradients and features must have the same shape ({gradients.shape} vs {features.shape})")
-    return [(dtype, gradients.shape.merge_with(features.shape))]
-
-
-register_op("ReluGrad", _infer_relu_grad, dtypes=dtypes.REAL, examples=[
+register_op("ReluGrad", same_shape_pair, dtypes=dtypes.REAL, examples=[
     Example(lambda g, x: relu_grad(g, x), lambda g, x: np.where(x > 0, g, 0).astype(g.dtype), inputs=((3, 4), (3, 4))),
 ])
 
@@ -118,7 +102,7 @@ def _relu_grad_grad(op, grad):
 
 def relu_grad(gradients, features, name: str | None = None) -> Tensor:
     """The gradient of relu: `gradients` where `features` > 0, else 0 (features may be relu's input or output)."""
-    gradients, features = _as_tensor_pair(gradients, features)
+    gradients, features = convert_pair(gradients, features)
     return _op("ReluGrad", (gradients, features), None, name or "ReluGrad")
 
 
@@ -467,7 +451,7 @@ def _sigmoid_xent_grad(op, grad):
 def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name: str | None = None) -> Tensor:
     """Elementwise logistic loss max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x and labels z."""
     _require_named("sigmoid_cross_entropy_with_logits", _sentinel, labels, logits)
-    logits, labels = _as_tensor_pair(logits, labels)
+    logits, labels = convert_pair(logits, labels)
     return _op("SigmoidCrossEntropyWithLogits", (logits, labels), None, name or "logistic_loss")
 
 
@@ -527,7 +511,7 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
     tfnb differs: the op outputs the loss only, not TF's (loss, backprop) pair.
     """
     _require_named("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
-    logits, labels = _as_tensor_pair(logits, labels)
+    logits, labels = convert_pair(logits, labels)
     return _op("SoftmaxCrossEntropyWithLogits", (logits, labels), {"axis": _softmax_axis(axis, dim)},
                name or "softmax_cross_entropy_with_logits")
 
@@ -536,7 +520,7 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
                                       name: str | None = None, axis: int | None = None) -> Tensor:
     """TF1's deprecated form of softmax_cross_entropy_with_logits_v2: no gradient flows into labels."""
     _require_named("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
-    logits, labels = _as_tensor_pair(logits, labels)
+    logits, labels = convert_pair(logits, labels)
     return softmax_cross_entropy_with_logits_v2(labels=stop_gradient(labels), logits=logits, dim=dim, name=name,
                                                 axis=axis)
 

@@ -4,10 +4,11 @@ As TF's Grappler remapper fuses Conv2D + BiasAdd + Relu, a plan's lines are fuse
 registration offers a combined variant (kernels/registry.py), an attribute of its callable:
 
 - an Epilogue: ops that read the kernel's output one after the other (Conv2D -> BiasAdd -> Relu;
-  MaxPoolGrad -> ReluGrad; a weight gradient's MatMul -> its ResourceApplyGradientDescent, its ResourceApplyAdam, or
-  its ResourceApplyMomentum without Nesterov's step: AlexNet's step at batch 4 with MomentumOptimizer 0.92x, with
-  AdamOptimizer 0.96x, OxfordNet's with MomentumOptimizer 0.92x, Overfeat's 1.01x, alternating in one process) and
-  that the variant applies to each part of the output as it is written;
+  MatMul -> Add or BiasAdd -> Relu; MaxPoolGrad -> ReluGrad; a weight gradient's MatMul -> its
+  ResourceApplyGradientDescent, its ResourceApplyAdam, or its ResourceApplyMomentum without Nesterov's step:
+  AlexNet's step at batch 4 with MomentumOptimizer 0.92x, with AdamOptimizer 0.96x, OxfordNet's with
+  MomentumOptimizer 0.92x, Overfeat's 1.01x, alternating in one process) and that the variant applies to each
+  part of the output as it is written;
 - a Sibling: an op reading the same input with the same attrs (the two gradients of a convolution,
   which share dy), computed together with the kernel, the shared input transformed once;
 - a Workspace: a later op that the kernel saves work for (MaxPool keeps where its maxima are, for

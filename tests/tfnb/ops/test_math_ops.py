@@ -183,6 +183,18 @@ def test_sigmoid_is_stable_for_large_magnitudes():
     np.testing.assert_allclose(value, [0.0, np.exp(-100.0), 0.5, 1.0, 1.0], rtol=1e-12, atol=0)
 
 
+def test_gradients_of_tanh_and_sigmoid_are_tf_s_gradient_ops_and_have_second_derivatives():
+    x = tf.constant(np.linspace(-2, 2, 7), dtype=tf.float64)
+    tanh, sigmoid = tf.tanh(x), tf.sigmoid(x)
+    first = [tf.gradients(tf.reduce_sum(y), x)[0] for y in (tanh, sigmoid)]
+    assert [g.op.type for g in first] == ["TanhGrad", "SigmoidGrad"]
+    second = [tf.gradients(tf.reduce_sum(g), x)[0] for g in first]
+    t, s = np.tanh(np.linspace(-2, 2, 7)), 1 / (1 + np.exp(-np.linspace(-2, 2, 7)))
+    values = run(first + second)
+    for value, expected in zip(values, [1 - t * t, s * (1 - s), -2 * t * (1 - t * t), s * (1 - s) * (1 - 2 * s)]):
+        np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-15)
+
+
 def test_is_nan_inf_finite():
     x = tf.constant([0.0, np.nan, np.inf, -np.inf])
     assert [v.tolist() for v in run([tf.is_nan(x), tf.is_inf(x), tf.is_finite(x)])] == [

@@ -801,14 +801,14 @@ def test_an_input_gradient_with_its_descent_that_fails_runs_the_lines_one_by_one
     assert any("update_w2" in line and "MatMul_1_grad/MatMul = " in line for line in lines)
     assert_same_steps(fused, unfused)  # each update made once
 
-@pytest.mark.parametrize("addend", ["bias", "matrix", "scalar", "widening"])
+@pytest.mark.parametrize("addend", ["bias", "bias_add", "matrix", "scalar", "widening"])
 def test_dense_layers_add_their_bias_and_activation_and_gradient_mask_on_the_product(addend):
     rng = np.random.default_rng(8)
-    shapes = {"bias": [6], "matrix": [5, 6], "scalar": [], "widening": [2, 1, 6]}
+    shapes = {"bias": [6], "bias_add": [6], "matrix": [5, 6], "scalar": [], "widening": [2, 1, 6]}
     x = tf.placeholder(tf.float32, [5, 4])
     w = tf.Variable(rng.standard_normal((4, 6)).astype(np.float32))
     b = tf.constant(rng.standard_normal(shapes[addend]).astype(np.float32))
-    hidden = tf.nn.relu(tf.matmul(x, w) + b)
+    hidden = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w), b) if addend == "bias_add" else tf.matmul(x, w) + b)
     if addend == "widening":  # the sum is wider than the product: Add makes a new array
         hidden = tf.reduce_sum(hidden, axis=0)
     w2 = tf.Variable(rng.standard_normal((6, 3)).astype(np.float32))
@@ -824,12 +824,24 @@ def test_dense_layers_add_their_bias_and_activation_and_gradient_mask_on_the_pro
             if config is None:
                 lines = fused_lines(sess)
             results[-1].append(sess.run(w))
-    assert any(line.startswith("MatMul = MatMul + add = Add + Relu = Relu") for line in lines)
+    first_layer = "BiasAdd = BiasAdd" if addend == "bias_add" else "add = Add"
+    assert any(line.startswith(f"MatMul = MatMul + {first_layer} + Relu = Relu") for line in lines)
     assert any("MatMul + " in line and "ReluGrad = ReluGrad" in line for line in lines) == (addend != "widening")
     assert results[0][0] == results[1][0]  # the first loss: the same arithmetic in the same order
     # The fused descent scales the input by the learning rate before the product: last bits of the weights differ.
     for fused, unfused in zip(results[0][1:], results[1][1:]):
         np.testing.assert_allclose(fused, unfused, rtol=1e-5)
+
+
+def test_a_product_with_a_bias_of_another_width_runs_the_lines_one_by_one_and_names_bias_add():
+    x, b = tf.placeholder(tf.float32, [None, 3]), tf.placeholder(tf.float32, [None])
+    hidden = tf.nn.bias_add(tf.matmul(x, tf.ones([3, 4])), b, name="gates")
+    with tf.Session() as sess:
+        feeds = {x: np.ones((2, 3), np.float32), b: np.ones(4, np.float32)}
+        np.testing.assert_array_equal(sess.run(hidden, feeds), np.full((2, 4), 4.0, np.float32))
+        assert any(line.startswith("MatMul = MatMul + gates = BiasAdd") for line in fused_lines(sess))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="gates"):
+            sess.run(hidden, {x: np.ones((2, 3), np.float32), b: np.ones(1, np.float32)})
 
 
 def test_a_product_read_elsewhere_keeps_its_own_line_before_the_bias():

@@ -13,9 +13,9 @@ from tfnb.framework.op_registry import Example, not_differentiable, register_gra
 from tfnb.framework.tensor import Tensor
 from tfnb.ops.array.filling import zeros_like
 from tfnb.ops.constant_op import convert_to_tensor
-from tfnb.ops.inference import check_dtype_in, elementwise
+from tfnb.ops.inference import check_dtype_in, elementwise, same_shape_pair
 from tfnb.ops.math.cast import cast
-from tfnb.ops.math.operands import INEXACT, SIGNED, SIGNED_NUMERIC, create, unary_op
+from tfnb.ops.math.operands import INEXACT, SIGNED, SIGNED_NUMERIC, binary_op, create, unary_op
 
 _REAL_PART = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}
 
@@ -76,11 +76,33 @@ _register_unary("Sin", INEXACT, lambda x: sin(x), np.sin, gradient=lambda x, y, 
 _register_unary("Cos", INEXACT, lambda x: cos(x), np.cos, gradient=lambda x, y, g: negative(g) * sin(x))
 _register_unary("Tan", INEXACT, lambda x: tan(x), np.tan, low=-1.2, high=1.2,
                 gradient=lambda x, y, g: g * square(reciprocal(cos(x))))
-_register_unary("Tanh", INEXACT, lambda x: tanh(x), np.tanh, gradient=lambda x, y, g: g * (1 - y * y))
-_register_unary("Sigmoid", INEXACT, lambda x: sigmoid(x), _np_sigmoid, gradient=lambda x, y, g: g * y * (1 - y),
+_register_unary("Tanh", INEXACT, lambda x: tanh(x), np.tanh, gradient=lambda x, y, g: tanh_grad(y, g))
+_register_unary("Sigmoid", INEXACT, lambda x: sigmoid(x), _np_sigmoid, gradient=lambda x, y, g: sigmoid_grad(y, g),
                 extra=[Example(lambda x, dtype: sigmoid(cast(x, dtype)),
                                lambda x, dtype: _np_sigmoid(x.astype(dtype.np_dtype)), inputs=(_LARGE_LOGITS,),
                                dtypes=dtypes.FLOATS)])
+# The gradients of Tanh and Sigmoid from their outputs y, as TF's TanhGrad and SigmoidGrad: one op (one pass in
+# its kernel) where the formula would be three ops. Their own gradients make second derivatives.
+register_op("TanhGrad", same_shape_pair, dtypes=INEXACT, examples=[
+    Example(lambda y, dy: tanh_grad(y, dy), lambda y, dy: dy * (1 - y * y), inputs=((2, 3), (2, 3)), low=-1, high=1)])
+register_op("SigmoidGrad", same_shape_pair, dtypes=INEXACT, examples=[
+    Example(lambda y, dy: sigmoid_grad(y, dy), lambda y, dy: dy * y * (1 - y), inputs=((2, 3), (2, 3)), low=0, high=1)])
+
+
+@register_gradient("TanhGrad")
+def _tanh_grad_grad(op, grad):
+    """dy * (1 - y^2): d/dy is -2 y dy, d/d(dy) is 1 - y^2."""
+    y, dy = conj(op.inputs[0]), conj(op.inputs[1])
+    return [grad * -2 * dy * y, tanh_grad(y, grad)]
+
+
+@register_gradient("SigmoidGrad")
+def _sigmoid_grad_grad(op, grad):
+    """dy * y * (1 - y): d/dy is dy (1 - 2y), d/d(dy) is y (1 - y)."""
+    y, dy = conj(op.inputs[0]), conj(op.inputs[1])
+    return [grad * dy * (1 - 2 * y), sigmoid_grad(y, grad)]
+
+
 _register_unary("Floor", dtypes.FLOATS, lambda x: floor(x), np.floor, differentiable=False)
 _register_unary("Ceil", dtypes.FLOATS, lambda x: ceil(x), np.ceil, differentiable=False)
 _register_unary("Round", dtypes.FLOATS, lambda x: round(x), np.round, differentiable=False, extra=[
@@ -163,6 +185,17 @@ def tanh(x, name: str | None = None) -> Tensor:
 def sigmoid(x, name: str | None = None) -> Tensor:
     """1 / (1 + exp(-x)) elementwise, computed without overflow for large |x|."""
     return unary_op("Sigmoid", x, name)
+
+
+def tanh_grad(y, dy, name: str | None = None) -> Tensor:
+    """The gradient of tanh from its output y and the output's gradient dy: dy * (1 - y * y) (TF's TanhGrad)."""
+    return binary_op("TanhGrad", y, dy, name)
+
+
+def sigmoid_grad(y, dy, name: str | None = None) -> Tensor:
+    """The gradient of sigmoid from its output y and the output's gradient dy: dy * y * (1 - y) (TF's
+    SigmoidGrad)."""
+    return binary_op("SigmoidGrad", y, dy, name)
 
 
 def floor(x, name: str | None = None) -> Tensor:
