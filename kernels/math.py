@@ -500,7 +500,7 @@ def _blas_mat_mul(xp, transpose_a: bool, transpose_b: bool, dtype):
         return out
 
     def with_bias(a, b, bias, relu: bool = False):
-        """BiasAdd(a @ b, bias) (then Relu): a dense layer built by tf.nn.bias_add (an RNN cell's gates). A bias
+        """BiasAdd(a @ b, bias) (then Relu): tf.layers.dense, an unrolled RNN cell's gates. A bias
         that is not one value per column raises, and the lines then run one by one: BiasAdd's error."""
         if bias.shape != (b.shape[0] if transpose_b else b.shape[-1],):
             raise InvalidArgumentError(None, None, "Must provide as many biases as the last dimension of the input")
